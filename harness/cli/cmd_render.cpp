@@ -1,0 +1,85 @@
+#include "card.hpp"
+#include "cli/commands.hpp"
+#include "cluster.hpp"
+#include "home.hpp"
+#include "plan.hpp"
+#include "render.hpp"
+#include "util/error.hpp"
+
+#include <fmt/format.h>
+#include <iostream>
+#include <memory>
+
+namespace harness::cli {
+
+namespace {
+
+struct RenderOptions {
+    std::string card;
+    std::string cluster;
+    std::string out;
+    std::vector<std::string> overrides;
+    bool strict = false;
+    bool dry_run = false;
+    bool quiet = false;
+};
+
+int run_render(const RenderOptions& options) {
+    const fs::path home = harness_home();
+    const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
+    Diagnostics diagnostics = card.diagnostics();
+    if (diagnostics.has_errors()) {
+        std::cerr << diagnostics.format();
+        return k_exit_usage;
+    }
+    const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
+    const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
+    const Plan plan = make_plan(card, cluster, options.strict, diagnostics);
+    if (!options.quiet || diagnostics.has_errors()) {
+        for (const auto& d : diagnostics.items()) {
+            if (d.severity == Severity::error || !options.quiet) {
+                std::cerr << (d.severity == Severity::error ? "ccl-harness: error: " : "ccl-harness: warning: ") << d.text() << "\n";
+            }
+        }
+    }
+    if (diagnostics.has_errors()) {
+        return k_exit_usage;
+    }
+    const RenderedRun run = render_run(card, cluster, plan, home);
+    const fs::path out = options.out.empty() ? fs::path("results") / "render" / (card.name() + "." + target) : fs::path(options.out);
+    if (options.dry_run) {
+        std::cout << fmt::format("would write {} files to {} (launch script: {}):\n", run.files.size(), out.string(), run.launch_script);
+        for (const auto& file : run.files) {
+            std::cout << fmt::format("  {:<24} {:>7} bytes\n", file.name, file.content.size());
+        }
+        return k_exit_ok;
+    }
+    write_rendered(run, out);
+    std::cout << fmt::format("rendered {} for {}: {} files in {} (launch script: {})\n", card.name(), target, run.files.size(),
+                             out.string(), run.launch_script);
+    return k_exit_ok;
+}
+
+} // namespace
+
+void add_render(CLI::App& sub, Action& action) {
+    auto options = std::make_shared<RenderOptions>();
+    sub.add_option("card", options->card, "workload card (CCL-Bench format, with an optional launch: section)")->required();
+    sub.add_option("--cluster", options->cluster,
+                   "target cluster profile from clusters/ (default: launch.cluster, else nvidia_a100* -> perlmutter, "
+                   "tpu_v6e -> tpu-v6e)");
+    sub.add_option("--out", options->out, "output directory (default: results/render/<card>.<cluster>); an earlier render there is replaced");
+    sub.add_option("--set", options->overrides, "override a card field: PATH=VALUE, e.g. launch.steps=20 (repeatable)");
+    sub.add_flag("--strict", options->strict, "refuse a card that could not run as written (see validate --strict)");
+    sub.add_flag("--dry-run", options->dry_run, "print what would be written, write nothing");
+    sub.add_flag("-q,--quiet", options->quiet, "print errors only, not warnings");
+    sub.footer("Writes the launch script (launch.sbatch / launch.sh), the framework's config, the container spec\n"
+               "(Containerfile), env.sh, the effective card.yaml and plan.json. Rendering is deterministic:\n"
+               "the same card gives byte-identical files.\n"
+               "Examples:\n"
+               "  ccl-harness render workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local --out /tmp/r\n"
+               "  ccl-harness render card.yaml --strict --set launch.account=m4999");
+    sub.callback([options, &action] { action = [options] { return run_render(*options); }; });
+}
+
+} // namespace harness::cli

@@ -1,0 +1,197 @@
+#include "cluster.hpp"
+
+#include "schema.hpp"
+#include "util/error.hpp"
+#include "util/strings.hpp"
+#include "yaml_document.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace harness {
+
+namespace {
+
+FieldSpec spec(std::string key, ValueKind kind, Need need = Need::optional, std::vector<FieldSpec> children = {}) {
+    FieldSpec out;
+    out.key = std::move(key);
+    out.kind = kind;
+    out.need = need;
+    out.children = std::move(children);
+    return out;
+}
+
+const std::vector<FieldSpec>& profile_schema() {
+    static const std::vector<FieldSpec> schema = [] {
+        FieldSpec scheduler = spec("scheduler", ValueKind::string, Need::required);
+        scheduler.choices = {"slurm", "tpu-vm", "gke", "local"};
+        scheduler.choices_are_strict = true;
+        FieldSpec env = spec("env", ValueKind::free_map);
+        env.identifier_keys = true;
+        return std::vector<FieldSpec>{
+            spec("name", ValueKind::string, Need::required),
+            spec("description", ValueKind::string, Need::expected),
+            scheduler,
+            spec("accelerator", ValueKind::map, Need::required, {
+                spec("type", ValueKind::string, Need::required),
+                spec("models", ValueKind::string_list, Need::required),
+                spec("per_node", ValueKind::positive_int, Need::required),
+            }),
+            spec("cpus_per_node", ValueKind::positive_int),
+            spec("container", ValueKind::map, Need::optional, {
+                spec("runtimes", ValueKind::string_list),
+                spec("default", ValueKind::string),
+            }),
+            spec("slurm", ValueKind::map, Need::optional, {
+                spec("conf", ValueKind::string),
+                spec("constraint", ValueKind::string),
+                spec("constraint_large_memory", ValueKind::string),
+                spec("large_memory_gb", ValueKind::number),
+                spec("qos", ValueKind::string),
+                spec("partition", ValueKind::string),
+                spec("max_time", ValueKind::string),
+                spec("default_time", ValueKind::string),
+                spec("gpus_per_node_flag", ValueKind::boolean),
+            }),
+            spec("tpu", ValueKind::map, Need::optional, {
+                spec("runtime_version", ValueKind::string),
+                spec("slices", ValueKind::string_list),
+                spec("chips_per_host_small", ValueKind::positive_int),
+                spec("chips_per_host", ValueKind::positive_int),
+                spec("default_zone", ValueKind::string),
+            }),
+            env,
+            spec("modules", ValueKind::string_list),
+            spec("hf_home", ValueKind::string),
+            spec("python", ValueKind::string),
+        };
+    }();
+    return schema;
+}
+
+std::string text(const YAML::Node& root, const std::string& path) {
+    return trim(scalar_text(find_node(root, path)));
+}
+
+long long integer(const YAML::Node& root, const std::string& path) {
+    long long value = 0;
+    return read_int(find_node(root, path), value) ? value : 0;
+}
+
+std::vector<std::string> strings(const YAML::Node& root, const std::string& path) {
+    std::vector<std::string> out;
+    const YAML::Node node = find_node(root, path);
+    if (node.IsSequence()) {
+        for (const auto& item : node) {
+            if (item.IsScalar()) {
+                out.push_back(item.Scalar());
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<std::string> list_clusters(const fs::path& clusters_dir) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(clusters_dir, ec)) {
+        if (entry.path().extension() == ".yaml") {
+            names.push_back(entry.path().stem().string());
+        }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
+    const YamlDocument doc = YamlDocument::load(file);
+    Diagnostics diagnostics = check_document(doc, profile_schema());
+    if (diagnostics.has_errors() || out == nullptr) {
+        return diagnostics;
+    }
+    const YAML::Node& root = doc.root();
+    ClusterProfile& p = *out;
+    p.source = file;
+    p.name = text(root, "name");
+    if (p.name != file.stem().string()) {
+        diagnostics.error(doc.location(find_node(root, "name"), "name"), "name",
+                          fmt::format("must match the file name {}", enquote(file.stem().string())));
+    }
+    p.description = text(root, "description");
+    p.scheduler = text(root, "scheduler");
+    p.accelerator_type = text(root, "accelerator.type");
+    for (const auto& model : strings(root, "accelerator.models")) {
+        p.accelerator_models.push_back(to_lower(model));
+    }
+    p.accelerators_per_node = integer(root, "accelerator.per_node");
+    p.cpus_per_node = integer(root, "cpus_per_node");
+    p.container_runtimes = strings(root, "container.runtimes");
+    p.container_default = text(root, "container.default");
+    p.slurm_conf = text(root, "slurm.conf");
+    p.constraint = text(root, "slurm.constraint");
+    p.constraint_large_memory = text(root, "slurm.constraint_large_memory");
+    read_number(find_node(root, "slurm.large_memory_gb"), p.large_memory_gb);
+    p.qos = text(root, "slurm.qos");
+    p.partition = text(root, "slurm.partition");
+    p.max_time = text(root, "slurm.max_time");
+    p.default_time = text(root, "slurm.default_time");
+    read_bool(find_node(root, "slurm.gpus_per_node_flag"), p.gpus_per_node_flag);
+    p.tpu_runtime_version = text(root, "tpu.runtime_version");
+    const YAML::Node slices = find_node(root, "tpu.slices");
+    for (std::size_t i = 0; slices.IsSequence() && i < slices.size(); ++i) {
+        long long chips = 0;
+        if (!read_int(slices[i], chips) || chips <= 0) {
+            diagnostics.error(doc.location(slices[i], "tpu.slices"), fmt::format("tpu.slices[{}]", i),
+                              "expected a positive chip count");
+            continue;
+        }
+        p.tpu_slices.push_back(chips);
+    }
+    p.tpu_chips_per_host_small = integer(root, "tpu.chips_per_host_small");
+    p.tpu_chips_per_host = integer(root, "tpu.chips_per_host");
+    p.tpu_default_zone = text(root, "tpu.default_zone");
+    const YAML::Node env = find_node(root, "env");
+    if (env.IsMap()) {
+        for (auto it = env.begin(); it != env.end(); ++it) {
+            p.env.emplace_back(it->first.Scalar(), it->second.IsScalar() ? it->second.Scalar() : "");
+        }
+    }
+    p.modules = strings(root, "modules");
+    p.hf_home = text(root, "hf_home");
+    p.python = text(root, "python");
+    if (!p.container_default.empty() &&
+        std::find(p.container_runtimes.begin(), p.container_runtimes.end(), p.container_default) ==
+            p.container_runtimes.end()) {
+        diagnostics.error(doc.location(find_node(root, "container.default"), "container.default"),
+                          "container.default", "must be one of container.runtimes");
+    }
+    return diagnostics;
+}
+
+ClusterProfile ClusterProfile::load(const fs::path& clusters_dir, const std::string& name) {
+    const fs::path file = clusters_dir / (name + ".yaml");
+    std::error_code ec;
+    if (name.empty() || name.find('/') != std::string::npos || !fs::is_regular_file(file, ec)) {
+        const auto known = list_clusters(clusters_dir);
+        const std::string suggestion = closest_match(name, known);
+        throw input_error(fmt::format("unknown cluster {}{}; known clusters: {}", enquote(name),
+                                      suggestion.empty() ? "" : fmt::format(" (did you mean {}?)", enquote(suggestion)),
+                                      join(known, ", ")));
+    }
+    ClusterProfile profile;
+    const Diagnostics diagnostics = check(file, &profile);
+    if (diagnostics.has_errors()) {
+        throw input_error(fmt::format("invalid cluster profile:\n{}", diagnostics.format()));
+    }
+    return profile;
+}
+
+bool ClusterProfile::accepts_model(const std::string& xpu_model) const {
+    const std::string wanted = to_lower(xpu_model);
+    return std::any_of(accelerator_models.begin(), accelerator_models.end(),
+                       [&](const std::string& model) { return model == "*" || model == wanted; });
+}
+
+} // namespace harness

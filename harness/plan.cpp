@@ -1,0 +1,371 @@
+#include "plan.hpp"
+
+#include "schema.hpp"
+#include "util/error.hpp"
+#include "util/quote.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <regex>
+
+namespace harness {
+
+namespace {
+
+/// Collects runnability problems at the severity the caller asked for.
+class Findings {
+public:
+    Findings(const WorkloadCard& card, bool strict, Diagnostics& out) : m_card(card), m_strict(strict), m_out(out) {}
+
+    void problem(const std::string& field, const std::string& message) {
+        const std::string location = m_card.document().location(find_node(m_card.document().root(), field), field);
+        if (m_strict) {
+            m_out.error(location, field, message);
+        } else {
+            m_out.warning(location, field, message + " (an error with --strict)");
+        }
+    }
+
+private:
+    const WorkloadCard& m_card;
+    bool m_strict;
+    Diagnostics& m_out;
+};
+
+std::string model_from_hf_url(const std::string& url) {
+    static const std::regex hf(R"(^https?://huggingface\.co/([^/\s]+/[^/\s?#]+))");
+    std::smatch match;
+    if (std::regex_search(url, match, hf)) {
+        return match[1].str();
+    }
+    return {};
+}
+
+void add_env(std::vector<std::pair<std::string, std::string>>& env, const std::string& key, const std::string& value) {
+    for (auto& entry : env) {
+        if (entry.first == key) {
+            entry.second = value;
+            return;
+        }
+    }
+    env.emplace_back(key, value);
+}
+
+std::vector<std::string> trace_kinds(const WorkloadCard& card, const ClusterProfile& cluster) {
+    std::vector<std::string> kinds;
+    const bool tpu = cluster.accelerator_type == "TPU";
+    const auto add = [&](const std::string& kind) {
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+            kinds.push_back(kind);
+        }
+    };
+    for (const auto& raw : card.traces) {
+        const std::string kind = to_lower(raw);
+        if (kind == "nsys") {
+            add(tpu ? "xplane" : "nsys");
+        } else if (kind == "json_tpu" || kind == "xla_trace" || kind == "tpu_profiler" || tpu) {
+            add("xplane");
+        } else {
+            add("torch_profiler");
+        }
+    }
+    if (kinds.empty()) {
+        add(tpu ? "xplane" : "torch_profiler");
+    }
+    return kinds;
+}
+
+long long tasks_per_node(const std::string& framework, long long ranks_per_node) {
+    // torchrun and the serving engines start their own workers; plain DDP is one task a rank.
+    if (framework == "torch-ddp") {
+        return ranks_per_node;
+    }
+    return 1;
+}
+
+} // namespace
+
+bool Plan::traces(const std::string& kind) const {
+    return std::find(trace_kinds.begin(), trace_kinds.end(), kind) != trace_kinds.end();
+}
+
+std::string normalize_framework(const std::string& name) {
+    std::string out = to_lower(trim(name));
+    static const std::regex versioned(R"(^([a-z_-]*[a-z])-v?\d+(\.\d+)*$)");
+    std::smatch match;
+    if (std::regex_match(out, match, versioned)) {
+        out = match[1].str();
+    }
+    std::replace(out.begin(), out.end(), '_', '-');
+    if (out == "megatron" || out == "megatron-lm") {
+        return "megatron-lm";
+    }
+    if (out == "ddp" || out == "pytorch-ddp" || out == "torch-ddp") {
+        return "torch-ddp";
+    }
+    return out;
+}
+
+std::string infer_target(const WorkloadCard& card) {
+    if (!card.launch.cluster.empty()) {
+        return card.launch.cluster;
+    }
+    const std::string& model = card.xpu_model;
+    if (starts_with(model, "nvidia_a100")) {
+        return "perlmutter";
+    }
+    if (model == "tpu_v6e") {
+        return "tpu-v6e";
+    }
+    if (model == "cpu") {
+        return "local";
+    }
+    throw input_error(fmt::format("{}: cannot tell the target from workload.hardware.xpu_spec.model {}; "
+                                  "pass --cluster NAME or set launch.cluster",
+                                  card.document().display_name(), enquote(model.empty() ? "(missing)" : model)));
+}
+
+Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool strict, Diagnostics& diagnostics) {
+    Findings findings(card, strict, diagnostics);
+    Plan plan;
+    plan.card_name = card.name();
+    plan.framework = normalize_framework(card.framework);
+    plan.target = cluster.name;
+    plan.scheduler = cluster.scheduler;
+    plan.phase = card.phase;
+    plan.model_family = card.model_family;
+    plan.precision = card.precision.empty() ? "bf16" : card.precision;
+    plan.xpu_model = card.xpu_model;
+    plan.parallelism = card.parallelism;
+    plan.python = cluster.python.empty() ? "python3" : cluster.python;
+    plan.hf_home = cluster.hf_home;
+    plan.modules = cluster.modules;
+    plan.slurm_conf = cluster.slurm_conf;
+
+    if (!card.has_executor) {
+        findings.problem("Model-executor", "the card has no Model-executor section, so there is nothing to launch");
+    }
+    if (!card.has_hardware) {
+        findings.problem("workload.hardware", "the card has no workload.hardware.xpu_spec, so there is nothing to size the job by");
+    }
+    if (!cluster.accepts_model(card.xpu_model)) {
+        findings.problem("workload.hardware.xpu_spec.model",
+                         fmt::format("{} does not run on cluster {} (it has {})", enquote(card.xpu_model), enquote(cluster.name),
+                                     join(cluster.accelerator_models, ", ")));
+    }
+
+    // Geometry: a card may use part of one node (4 of a v6e host's 8 chips); beyond one node
+    // the count must fill whole nodes.
+    const long long total = std::max(1LL, card.total_count);
+    const long long per_node = std::max(1LL, card.count_per_node);
+    if (total <= per_node) {
+        plan.nodes = 1;
+        plan.ranks_per_node = total;
+    } else {
+        plan.nodes = (total + per_node - 1) / per_node;
+        plan.ranks_per_node = per_node;
+        if (total % per_node != 0) {
+            findings.problem("workload.hardware.xpu_spec.total_count",
+                             fmt::format("total_count {} is not a multiple of count_per_node {}", total, per_node));
+        }
+    }
+    plan.world_size = total;
+    if (cluster.accelerators_per_node > 0 && per_node > cluster.accelerators_per_node) {
+        findings.problem("workload.hardware.xpu_spec.count_per_node",
+                         fmt::format("count_per_node {} exceeds the {} accelerators of a {} node", per_node,
+                                     cluster.accelerators_per_node, cluster.name));
+    }
+    plan.tasks_per_node = tasks_per_node(plan.framework, plan.ranks_per_node);
+
+    const Parallelism& par = card.parallelism;
+    if (card.has_executor && par.product() != total) {
+        findings.problem("Model-executor.model_plan_parallelization",
+                         fmt::format("tp·pp·cp·dp_replicate·dp_shard = {}·{}·{}·{}·{} = {}, but total_count is {}", par.tp,
+                                     par.pp, par.cp, par.dp_replicate, par.dp_shard, par.product(), total));
+    }
+    const long long dp = par.dp_replicate * par.dp_shard;
+    if (card.has_executor && par.ep > 1 && (dp * par.tp) % par.ep != 0) {
+        findings.problem("Model-executor.model_plan_parallelization.ep",
+                         fmt::format("ep {} does not divide the data-parallel × tensor group ({}·{} = {})", par.ep, dp,
+                                     par.tp, dp * par.tp));
+    }
+
+    plan.batch_size = card.batch_size.value_or(0);
+    if (plan.batch_size > 0 && card.phase == "training") {
+        const bool per_device = card.batch_size_scope == "per_device" || card.batch_size_scope == "per_rank" ||
+                                card.batch_size_scope == "local";
+        const long long global = per_device ? plan.batch_size * dp : plan.batch_size;
+        if (global % dp != 0) {
+            findings.problem("workload.data.batch_size",
+                             fmt::format("global batch {} is not divisible by data parallelism {}", global, dp));
+        }
+        plan.batch_size = global;
+        plan.micro_batch_size = std::max(1LL, global / dp);
+        if (par.pp > 1 && plan.micro_batch_size % par.pp_mb != 0) {
+            findings.problem("Model-executor.model_plan_parallelization.pp_mb",
+                             fmt::format("per-replica batch {} is not divisible by pp_mb {}", plan.micro_batch_size, par.pp_mb));
+        }
+    }
+    if (plan.batch_size == 0) {
+        plan.batch_size = 1;
+        plan.micro_batch_size = 1;
+    }
+    if (plan.micro_batch_size == 0) {
+        plan.micro_batch_size = plan.batch_size;
+    }
+    plan.seq_len = card.seq_len.value_or(0);
+    if (plan.seq_len == 0 && card.phase == "training") {
+        findings.problem("workload.data.seq_len", "training needs a sequence length");
+    }
+    plan.input_len = card.input_len.value_or(plan.seq_len > 0 ? plan.seq_len : 1024);
+    plan.output_len = card.output_len.value_or(128);
+    if (plan.seq_len == 0) {
+        plan.seq_len = plan.input_len;
+    }
+
+    plan.profile = card.launch.profile.value_or(ProfileWindow{});
+    const long long window = plan.profile.wait + plan.profile.warmup + plan.profile.active;
+    plan.steps = card.launch.steps.value_or(std::max(window, card.iteration.value_or(0)));
+    if (plan.steps < window) {
+        findings.problem("launch.steps", fmt::format("{} steps cannot hold the profiling window of {} (wait {} + warm-up {} + active {})",
+                                                     plan.steps, window, plan.profile.wait, plan.profile.warmup, plan.profile.active));
+    }
+    plan.trace_kinds = trace_kinds(card, cluster);
+
+    plan.model = !card.launch.model.empty() ? card.launch.model : model_from_hf_url(card.hf_url);
+    if (plan.model.empty()) {
+        plan.model = card.model_family;
+    }
+
+    // Scheduler facts.
+    plan.account = card.launch.account;
+    plan.qos = card.launch.qos.empty() ? cluster.qos : card.launch.qos;
+    plan.partition = card.launch.partition.empty() ? cluster.partition : card.launch.partition;
+    plan.time_limit = !card.launch.time_limit.empty() ? card.launch.time_limit
+                      : !cluster.default_time.empty() ? cluster.default_time
+                                                      : "01:00:00";
+    const bool large_memory = (card.memory_gb && cluster.large_memory_gb > 0 && *card.memory_gb >= cluster.large_memory_gb) ||
+                              card.xpu_model.find("80gb") != std::string::npos;
+    plan.constraint = !card.launch.constraint.empty() ? card.launch.constraint
+                      : large_memory && !cluster.constraint_large_memory.empty() ? cluster.constraint_large_memory
+                                                                                 : cluster.constraint;
+    if (cluster.scheduler == "slurm" && cluster.name == "perlmutter" && plan.account.empty()) {
+        findings.problem("launch.account", "Perlmutter jobs need an allocation account (sbatch -A); set launch.account");
+    }
+
+    plan.container_runtime = !card.launch.container_runtime.empty() ? card.launch.container_runtime
+                             : !cluster.container_default.empty()   ? cluster.container_default
+                                                                    : "none";
+    if (plan.container_runtime != "none" && !cluster.container_runtimes.empty() &&
+        std::find(cluster.container_runtimes.begin(), cluster.container_runtimes.end(), plan.container_runtime) ==
+            cluster.container_runtimes.end()) {
+        findings.problem("launch.container.runtime", fmt::format("{} is not available on {} (it has {})", enquote(plan.container_runtime),
+                                                                 cluster.name, join(cluster.container_runtimes, ", ")));
+    }
+    plan.container_image = card.launch.container_image;
+    static const std::regex by_digest(R"(^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$)");
+    if (plan.container_runtime != "none") {
+        if (plan.container_image.empty()) {
+            findings.problem("launch.container.image", "a containerized run needs launch.container.image (pinned by @sha256 digest)");
+        } else if (!std::regex_match(plan.container_image, by_digest)) {
+            findings.problem("launch.container.image",
+                             fmt::format("{} is not pinned by digest (expected registry/name@sha256:<64 hex>)", enquote(plan.container_image)));
+        }
+    }
+    plan.source_repo = card.launch.source_repo;
+    plan.source_ref = card.launch.source_ref;
+    if (plan.source_repo.empty() != plan.source_ref.empty()) {
+        findings.problem("launch.source", "launch.source needs both repo and ref");
+    }
+    plan.script = trim(scalar_text(find_node(card.document().root(), "launch.script")));
+
+    for (const auto& [key, value] : cluster.env) {
+        add_env(plan.env, key, value);
+    }
+    for (const auto& [key, value] : card.comm_env) {
+        add_env(plan.env, key, value);
+    }
+    for (const auto& [key, value] : card.launch.env) {
+        add_env(plan.env, key, value);
+    }
+    plan.extra_args = card.launch.args;
+
+    if (cluster.scheduler == "tpu-vm" || cluster.scheduler == "gke") {
+        plan.tpu_accelerator_type = fmt::format("v6e-{}", total);
+        if (!cluster.tpu_slices.empty() &&
+            std::find(cluster.tpu_slices.begin(), cluster.tpu_slices.end(), total) == cluster.tpu_slices.end()) {
+            std::vector<std::string> sizes;
+            for (long long s : cluster.tpu_slices) {
+                sizes.push_back(fmt::format("v6e-{}", s));
+            }
+            findings.problem("workload.hardware.xpu_spec.total_count",
+                             fmt::format("there is no v6e-{} slice (slices: {})", total, join(sizes, ", ")));
+        }
+        plan.tpu_chips_per_host = total <= cluster.tpu_chips_per_host_small ? total : std::max(1LL, cluster.tpu_chips_per_host);
+        plan.tpu_hosts = std::max(1LL, total / std::max(1LL, plan.tpu_chips_per_host));
+        plan.nodes = plan.tpu_hosts;
+        plan.ranks_per_node = plan.tpu_chips_per_host;
+        plan.tasks_per_node = 1;
+        plan.tpu_project = card.launch.tpu_project;
+        plan.tpu_zone = card.launch.tpu_zone.empty() ? cluster.tpu_default_zone : card.launch.tpu_zone;
+        plan.tpu_name = card.launch.tpu_name.empty() ? "ccl-" + to_lower(plan.card_name) : card.launch.tpu_name;
+        plan.tpu_runtime_version = card.launch.tpu_runtime_version.empty() ? cluster.tpu_runtime_version
+                                                                             : card.launch.tpu_runtime_version;
+        plan.tpu_spot = card.launch.tpu_spot;
+        if (plan.tpu_project.empty()) {
+            findings.problem("launch.tpu.project", "a TPU run needs the Google Cloud project (launch.tpu.project)");
+        }
+        // Cloud TPU names: lowercase letters, digits and hyphens, starting with a letter.
+        std::string name;
+        for (const char c : plan.tpu_name) {
+            name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '-';
+        }
+        plan.tpu_name = name.substr(0, 60);
+    }
+    return plan;
+}
+
+Json plan_to_json(const Plan& plan) {
+    Json json = Json::object();
+    json["card"] = plan.card_name;
+    json["framework"] = plan.framework;
+    json["target"] = plan.target;
+    json["scheduler"] = plan.scheduler;
+    json["phase"] = plan.phase;
+    json["model"] = plan.model;
+    json["model_family"] = plan.model_family;
+    json["precision"] = plan.precision;
+    json["xpu_model"] = plan.xpu_model;
+    json["geometry"]["nodes"] = plan.nodes;
+    json["geometry"]["ranks_per_node"] = plan.ranks_per_node;
+    json["geometry"]["world_size"] = plan.world_size;
+    json["geometry"]["tasks_per_node"] = plan.tasks_per_node;
+    const Parallelism& p = plan.parallelism;
+    json["parallelism"] = Json(Json::Object{{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"dp_replicate", p.dp_replicate},
+                                            {"dp_shard", p.dp_shard}, {"ep", p.ep}, {"pp_mb", p.pp_mb}});
+    json["steps"] = plan.steps;
+    json["profile"] = Json(Json::Object{{"wait", plan.profile.wait}, {"warmup", plan.profile.warmup}, {"active", plan.profile.active}});
+    json["traces"] = json_string_array(plan.trace_kinds);
+    json["data"] = Json(Json::Object{{"batch_size", plan.batch_size}, {"micro_batch_size", plan.micro_batch_size},
+                                     {"seq_len", plan.seq_len}, {"input_len", plan.input_len}, {"output_len", plan.output_len}});
+    json["scheduler_options"] = Json(Json::Object{{"account", plan.account}, {"qos", plan.qos}, {"partition", plan.partition},
+                                                  {"time_limit", plan.time_limit}, {"constraint", plan.constraint}});
+    json["container"] = Json(Json::Object{{"image", plan.container_image}, {"runtime", plan.container_runtime}});
+    json["source"] = Json(Json::Object{{"repo", plan.source_repo}, {"ref", plan.source_ref}});
+    Json env = Json::object();
+    for (const auto& [key, value] : plan.env) {
+        env[key] = value;
+    }
+    json["env"] = env;
+    json["extra_args"] = json_string_array(plan.extra_args);
+    if (!plan.tpu_accelerator_type.empty()) {
+        json["tpu"] = Json(Json::Object{{"accelerator_type", plan.tpu_accelerator_type}, {"hosts", plan.tpu_hosts},
+                                        {"chips_per_host", plan.tpu_chips_per_host}, {"project", plan.tpu_project},
+                                        {"zone", plan.tpu_zone}, {"name", plan.tpu_name},
+                                        {"runtime_version", plan.tpu_runtime_version}, {"spot", plan.tpu_spot}});
+    }
+    return json;
+}
+
+} // namespace harness

@@ -1,0 +1,83 @@
+#pragma once
+// A card resolved against a cluster profile: every number a launch script needs, checked.
+#include "card.hpp"
+#include "cluster.hpp"
+#include "util/json.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace harness {
+
+struct Plan {
+    std::string card_name;
+    std::string framework;  ///< normalized: torchtitan, megatron-lm, vllm, sglang, maxtext, torch-ddp...
+    std::string target;     ///< cluster profile name
+    std::string scheduler;  ///< slurm | tpu-vm | gke | local
+    std::string phase;
+    std::string model;      ///< Hugging Face id or path
+    std::string model_family;
+    std::string precision;
+    std::string xpu_model;
+
+    long long nodes = 1;
+    long long ranks_per_node = 1;
+    long long world_size = 1;
+    long long tasks_per_node = 1;  ///< scheduler tasks per node (1 for torchrun and engines)
+    Parallelism parallelism;
+
+    long long steps = 0;
+    ProfileWindow profile;
+    std::vector<std::string> trace_kinds;  ///< torch_profiler | nsys | xplane
+
+    long long batch_size = 0;
+    long long micro_batch_size = 0;  ///< per data-parallel rank
+    long long seq_len = 0;
+    long long input_len = 0;
+    long long output_len = 0;
+
+    std::string account;
+    std::string qos;
+    std::string partition;
+    std::string time_limit;
+    std::string constraint;
+    std::string container_image;
+    std::string container_runtime;  ///< shifter | podman-hpc | docker | none
+    std::string source_repo;
+    std::string source_ref;
+    std::string script;  ///< entry-point file shipped beside the card (launch.script)
+    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::string> extra_args;
+    std::vector<std::string> modules;
+    std::string hf_home;
+    std::string python;
+    std::string slurm_conf;
+
+    std::string tpu_accelerator_type;  ///< v6e-8...
+    long long tpu_hosts = 0;
+    long long tpu_chips_per_host = 0;
+    std::string tpu_project;
+    std::string tpu_zone;
+    std::string tpu_name;
+    std::string tpu_runtime_version;
+    bool tpu_spot = false;
+
+    bool traces(const std::string& kind) const;
+};
+
+/// Framework names as contributors spell them ("torchtitan-0.1.0", "Megatron_LM") to ours.
+std::string normalize_framework(const std::string& name);
+
+/// The target a card runs on when --cluster is not given: launch.cluster, else what
+/// xpu_spec.model implies. Throws an input error when neither says.
+std::string infer_target(const WorkloadCard& card);
+
+/// Resolves the plan. Runnability problems are errors when `strict`, warnings otherwise;
+/// either way they land in `diagnostics` and the caller decides.
+Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool strict, Diagnostics& diagnostics);
+
+Json plan_to_json(const Plan& plan);
+
+} // namespace harness

@@ -1,0 +1,386 @@
+#include "render.hpp"
+
+#include "util/error.hpp"
+#include "util/quote.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <kainjow/mustache.hpp>
+#include <regex>
+#include <unistd.h>
+
+namespace harness {
+
+namespace mustache = kainjow::mustache;
+
+namespace {
+
+constexpr const char* k_template_suffix = ".mustache";
+constexpr const char* k_marker = "plan.json";
+
+mustache::data text(const std::string& value) { return mustache::data(value); }
+mustache::data number(long long value) { return mustache::data(std::to_string(value)); }
+mustache::data flag(bool value) { return mustache::data(value); }
+
+mustache::data list_of(const std::string& key, const std::vector<std::string>& values) {
+    mustache::data list(mustache::data::type::list);
+    for (const auto& value : values) {
+        list.push_back(mustache::data(key, mustache::data(value)));
+    }
+    return list;
+}
+
+/// An `#SBATCH` line is read by sbatch, not by a shell, so it cannot be quoted: every value in
+/// one must be a plain token (plus '&' for constraints like gpu&hbm80g).
+std::string directive(const std::string& option, const std::string& value, const std::string& field) {
+    const bool ok = !value.empty() && value[0] != '-' &&
+                    std::all_of(value.begin(), value.end(), [](char c) { return c == '&' || is_safe_token(std::string(1, c)); });
+    if (!ok) {
+        throw input_error(fmt::format("{}: {} cannot go on an #SBATCH line (letters, digits and _@%+=:,./-& only)",
+                                      field, enquote(value)));
+    }
+    return option + value;
+}
+
+std::vector<std::string> sbatch_directives(const Plan& plan, const ClusterProfile& cluster) {
+    std::string job_name;
+    for (const char c : plan.card_name) {
+        job_name += is_safe_token(std::string(1, c)) ? c : '_';
+    }
+    std::vector<std::string> out;
+    out.push_back(directive("--job-name=", job_name.substr(0, 64), "card name"));
+    if (!plan.account.empty()) {
+        out.push_back(directive("--account=", plan.account, "launch.account"));
+    }
+    if (!plan.qos.empty()) {
+        out.push_back(directive("--qos=", plan.qos, "launch.qos"));
+    }
+    if (!plan.partition.empty()) {
+        out.push_back(directive("--partition=", plan.partition, "launch.partition"));
+    }
+    if (!plan.constraint.empty()) {
+        out.push_back(directive("--constraint=", plan.constraint, "launch.constraint"));
+    }
+    out.push_back(directive("--time=", plan.time_limit, "launch.time_limit"));
+    out.push_back(directive("--nodes=", std::to_string(plan.nodes), "nodes"));
+    out.push_back(directive("--ntasks-per-node=", std::to_string(plan.tasks_per_node), "tasks per node"));
+    if (cluster.gpus_per_node_flag) {
+        out.push_back(directive("--gpus-per-node=", std::to_string(cluster.accelerators_per_node), "gpus per node"));
+    }
+    if (plan.container_runtime == "shifter" && !plan.container_image.empty()) {
+        out.push_back(directive("--image=", plan.container_image, "launch.container.image"));
+        out.push_back("--module=gpu,nccl-plugin");
+    }
+    out.push_back("--output=logs/%x-%j.out");
+    return out;
+}
+
+mustache::data make_context(const Plan& plan, const ClusterProfile& cluster) {
+    mustache::data ctx;
+    ctx.set("card_name", text(plan.card_name));
+    ctx.set("framework", text(plan.framework));
+    ctx.set("target", text(plan.target));
+    ctx.set("phase", text(plan.phase));
+    ctx.set("training", flag(plan.phase == "training"));
+    ctx.set("inference", flag(plan.phase != "training"));
+    ctx.set("model", text(plan.model));
+    ctx.set("model_family", text(plan.model_family));
+    ctx.set("precision", text(plan.precision));
+    ctx.set("nodes", number(plan.nodes));
+    ctx.set("multi_node", flag(plan.nodes > 1));
+    ctx.set("ranks_per_node", number(plan.ranks_per_node));
+    ctx.set("world_size", number(plan.world_size));
+    ctx.set("tasks_per_node", number(plan.tasks_per_node));
+    ctx.set("accelerators_per_node", number(cluster.accelerators_per_node));
+    const Parallelism& p = plan.parallelism;
+    ctx.set("tp", number(p.tp));
+    ctx.set("pp", number(p.pp));
+    ctx.set("cp", number(p.cp));
+    ctx.set("dp_replicate", number(p.dp_replicate));
+    ctx.set("dp_shard", number(p.dp_shard));
+    ctx.set("dp", number(p.dp_replicate * p.dp_shard));
+    ctx.set("ep", number(p.ep));
+    ctx.set("pp_mb", number(p.pp_mb));
+    ctx.set("expert_parallel", flag(p.ep > 1));
+    ctx.set("steps", number(plan.steps));
+    ctx.set("profile_wait", number(plan.profile.wait));
+    ctx.set("profile_warmup", number(plan.profile.warmup));
+    ctx.set("profile_active", number(plan.profile.active));
+    ctx.set("profile_start", number(plan.profile.wait + plan.profile.warmup));
+    ctx.set("profile_end", number(plan.profile.wait + plan.profile.warmup + plan.profile.active));
+    ctx.set("trace_torch", flag(plan.traces("torch_profiler")));
+    ctx.set("trace_nsys", flag(plan.traces("nsys")));
+    ctx.set("trace_xplane", flag(plan.traces("xplane")));
+    ctx.set("batch_size", number(plan.batch_size));
+    ctx.set("micro_batch_size", number(plan.micro_batch_size));
+    ctx.set("seq_len", number(plan.seq_len));
+    ctx.set("input_len", number(plan.input_len));
+    ctx.set("output_len", number(plan.output_len));
+    ctx.set("account", text(plan.account));
+    ctx.set("qos", text(plan.qos));
+    ctx.set("time_limit", text(plan.time_limit));
+    ctx.set("constraint", text(plan.constraint));
+    ctx.set("container_image", text(plan.container_image));
+    ctx.set("container_runtime", text(plan.container_runtime));
+    ctx.set("runtime_shifter", flag(plan.container_runtime == "shifter"));
+    ctx.set("runtime_podman", flag(plan.container_runtime == "podman-hpc"));
+    ctx.set("runtime_docker", flag(plan.container_runtime == "docker"));
+    ctx.set("runtime_none", flag(plan.container_runtime == "none"));
+    ctx.set("has_source", flag(!plan.source_repo.empty()));
+    ctx.set("source_repo", text(plan.source_repo));
+    ctx.set("source_ref", text(plan.source_ref));
+    ctx.set("script", text(plan.script));
+    ctx.set("extra_args", list_of("arg", plan.extra_args));
+    ctx.set("has_extra_args", flag(!plan.extra_args.empty()));
+    ctx.set("modules", list_of("module", plan.modules));
+    ctx.set("hf_home", text(plan.hf_home));
+    ctx.set("python", text(plan.python));
+    ctx.set("slurm_conf", text(plan.slurm_conf));
+    ctx.set("env_file", text("env.sh"));
+    if (plan.scheduler == "slurm") {
+        ctx.set("sbatch_directives", list_of("directive", sbatch_directives(plan, cluster)));
+    }
+    ctx.set("tpu_accelerator_type", text(plan.tpu_accelerator_type));
+    ctx.set("tpu_hosts", number(plan.tpu_hosts));
+    ctx.set("tpu_chips_per_host", number(plan.tpu_chips_per_host));
+    ctx.set("tpu_project", text(plan.tpu_project));
+    ctx.set("tpu_zone", text(plan.tpu_zone));
+    ctx.set("tpu_name", text(plan.tpu_name));
+    ctx.set("tpu_runtime_version", text(plan.tpu_runtime_version));
+    ctx.set("tpu_spot", flag(plan.tpu_spot));
+    std::string libtpu;
+    for (const auto& [key, value] : plan.env) {
+        if (key == "LIBTPU_INIT_ARGS") {
+            libtpu = value;
+        }
+    }
+    ctx.set("libtpu_init_args", text(libtpu));
+    mustache::data env(mustache::data::type::list);
+    for (const auto& [key, value] : plan.env) {
+        mustache::data entry;
+        entry.set("key", text(key));
+        entry.set("value", text(value));
+        env.push_back(entry);
+    }
+    ctx.set("env", env);
+    return ctx;
+}
+
+/// Only pre-validated directives may bypass the escaper.
+void check_raw_tags(const std::string& text, const fs::path& file) {
+    static const std::regex raw(R"(\{\{\{\s*([^}\s]+)\s*\}\}\}|\{\{&\s*([^}\s]+)\s*\}\})");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), raw); it != std::sregex_iterator(); ++it) {
+        const std::string name = (*it)[1].matched ? (*it)[1].str() : (*it)[2].str();
+        if (name != "directive") {
+            throw HarnessError(fmt::format("{}: unescaped tag {{{{{{{}}}}}}}: only sbatch directives may skip quoting",
+                                           file.string(), name));
+        }
+    }
+}
+
+std::string render_template(const fs::path& file, const mustache::data& ctx, const std::string& output_name) {
+    const std::string source = read_file(file);
+    check_raw_tags(source, file);
+    mustache::mustache tmpl(source);
+    if (!tmpl.is_valid()) {
+        throw HarnessError(fmt::format("{}: invalid template: {}", file.string(), tmpl.error_message()));
+    }
+    const std::string kind = escaper_for(output_name);
+    std::string unsafe;
+    tmpl.set_custom_escape([&](const std::string& value) -> std::string {
+        if (kind == "shell") {
+            return shell_quote(value);
+        }
+        if (kind == "toml") {
+            return toml_scalar(value);
+        }
+        if (kind == "json") {
+            return json_scalar(value);
+        }
+        if (!is_safe_token(value)) {
+            unsafe = value;
+            return {};
+        }
+        return value;
+    });
+    std::string out = tmpl.render(ctx);
+    if (!tmpl.is_valid()) {
+        throw HarnessError(fmt::format("{}: cannot render: {}", file.string(), tmpl.error_message()));
+    }
+    if (!unsafe.empty()) {
+        throw input_error(fmt::format("{}: value {} cannot be written safely into {}", file.string(), enquote(unsafe), output_name));
+    }
+    return out;
+}
+
+std::string env_file(const Plan& plan) {
+    std::string out = fmt::format("# Environment for {} on {}, written by ccl-harness render.\n", plan.card_name, plan.target);
+    for (const auto& [key, value] : plan.env) {
+        if (!is_identifier(key)) {
+            throw input_error(fmt::format("environment variable name {} is not a valid identifier", enquote(key)));
+        }
+        out += fmt::format("export {}={}\n", key, shell_quote(value));
+    }
+    return out;
+}
+
+std::vector<fs::path> sorted_files(const fs::path& dir) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.is_regular_file()) {
+            files.push_back(entry.path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+} // namespace
+
+std::string escaper_for(const std::string& file_name) {
+    if (ends_with(file_name, ".sh") || ends_with(file_name, ".sbatch") || ends_with(file_name, ".bash") ||
+        ends_with(file_name, ".env")) {
+        return "shell";
+    }
+    if (ends_with(file_name, ".toml")) {
+        return "toml";
+    }
+    if (ends_with(file_name, ".yaml") || ends_with(file_name, ".yml") || ends_with(file_name, ".json")) {
+        return "json";
+    }
+    return "token";
+}
+
+const RenderedFile* RenderedRun::find(const std::string& name) const {
+    for (const auto& file : files) {
+        if (file.name == name) {
+            return &file;
+        }
+    }
+    return nullptr;
+}
+
+std::vector<std::string> available_templates(const fs::path& home) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& framework : fs::directory_iterator(home / "templates", ec)) {
+        if (!framework.is_directory()) {
+            continue;
+        }
+        for (const auto& target : fs::directory_iterator(framework.path(), ec)) {
+            if (target.is_directory()) {
+                out.push_back(framework.path().filename().string() + "/" + target.path().filename().string());
+            }
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, const Plan& plan, const fs::path& home) {
+    const fs::path template_dir = home / "templates" / plan.framework / plan.target;
+    std::error_code ec;
+    if (plan.framework.empty() || !fs::is_directory(template_dir, ec)) {
+        throw input_error(fmt::format("{}: no template for framework {} on target {}; templates exist for: {}",
+                                      card.document().display_name(), enquote(plan.framework.empty() ? "(none)" : plan.framework),
+                                      enquote(plan.target), join(available_templates(home), ", ")));
+    }
+    RenderedRun run;
+    run.plan = plan;
+    const mustache::data ctx = make_context(plan, cluster);
+    for (const auto& file : sorted_files(template_dir)) {
+        std::string name = file.filename().string();
+        RenderedFile out;
+        if (ends_with(name, k_template_suffix)) {
+            name = name.substr(0, name.size() - std::string(k_template_suffix).size());
+            out.content = render_template(file, ctx, name);
+        } else {
+            out.content = read_file(file);
+        }
+        out.name = name;
+        out.executable = ends_with(name, ".sh") || ends_with(name, ".sbatch");
+        if (starts_with(name, "launch.")) {
+            run.launch_script = name;
+        }
+        run.inputs.push_back(file);
+        run.files.push_back(std::move(out));
+    }
+    if (run.launch_script.empty()) {
+        throw HarnessError(fmt::format("{}: no launch.* template", template_dir.string()));
+    }
+    const fs::path container = home / "containers" / (plan.framework + ".Containerfile.mustache");
+    if (plan.container_runtime != "none" && fs::is_regular_file(container, ec)) {
+        run.files.push_back({"Containerfile", render_template(container, ctx, "Containerfile"), false});
+        run.inputs.push_back(container);
+    }
+    if (!plan.script.empty()) {
+        const fs::path script = card.document().path().parent_path() / plan.script;
+        if (plan.script.find("..") != std::string::npos || fs::path(plan.script).is_absolute() ||
+            !fs::is_regular_file(script, ec)) {
+            throw input_error(fmt::format("{}: launch.script {}: no such file beside the card", card.document().display_name(),
+                                          enquote(plan.script)));
+        }
+        run.files.push_back({fs::path(plan.script).filename().string(), read_file(script), false});
+        run.inputs.push_back(script);
+    }
+    run.inputs.push_back(cluster.source);
+    run.files.push_back({"env.sh", env_file(plan), false});
+    run.files.push_back({"card.yaml", card.document().emit(), false});
+    run.files.push_back({k_marker, plan_to_json(plan).dump(), false});
+    std::sort(run.files.begin(), run.files.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    for (std::size_t i = 1; i < run.files.size(); ++i) {
+        if (run.files[i].name == run.files[i - 1].name) {
+            throw HarnessError(fmt::format("{}: two rendered files are named {}", template_dir.string(), enquote(run.files[i].name)));
+        }
+    }
+    return run;
+}
+
+void write_rendered(const RenderedRun& run, const fs::path& out_dir) {
+    std::error_code ec;
+    const bool exists = fs::exists(out_dir, ec);
+    if (exists) {
+        if (!fs::is_directory(out_dir, ec)) {
+            throw input_error(fmt::format("--out {}: exists and is not a directory", out_dir.string()));
+        }
+        if (!fs::is_empty(out_dir, ec) && !fs::is_regular_file(out_dir / k_marker, ec)) {
+            throw input_error(fmt::format("--out {}: not empty and not an earlier render (no {}); refusing to replace it",
+                                          out_dir.string(), k_marker));
+        }
+    }
+    const fs::path parent = out_dir.has_parent_path() ? out_dir.parent_path() : fs::path(".");
+    fs::create_directories(parent, ec);
+    if (ec) {
+        throw input_error(fmt::format("--out {}: cannot create {}: {}", out_dir.string(), parent.string(), ec.message()));
+    }
+    // Build the whole render beside the target, then swap it in: a failure part-way leaves
+    // the old render untouched.
+    std::string staging = (parent / ("." + out_dir.filename().string() + ".render-XXXXXX")).string();
+    if (::mkdtemp(staging.data()) == nullptr) {
+        throw input_error(fmt::format("--out {}: cannot write in {}: {}", out_dir.string(), parent.string(), std::strerror(errno)));
+    }
+    try {
+        fs::permissions(staging, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                     fs::perms::others_read | fs::perms::others_exec);
+        fs::create_directories(fs::path(staging) / "logs");
+        for (const auto& file : run.files) {
+            write_file_atomic(fs::path(staging) / file.name, file.content, file.executable);
+        }
+        if (exists) {
+            const fs::path old = fs::path(staging + ".old");
+            fs::rename(out_dir, old);
+            fs::rename(staging, out_dir);
+            fs::remove_all(old, ec);
+        } else {
+            fs::rename(staging, out_dir);
+        }
+    } catch (...) {
+        fs::remove_all(staging, ec);
+        throw;
+    }
+}
+
+} // namespace harness

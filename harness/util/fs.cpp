@@ -1,0 +1,77 @@
+#include "util/fs.hpp"
+
+#include "util/error.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <openssl/evp.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace harness {
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw HarnessError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)),
+                           k_exit_usage);
+    }
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+void write_file_atomic(const fs::path& path, const std::string& content, bool executable) {
+    const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    std::string temp = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+    const int fd = ::mkstemp(temp.data());
+    if (fd < 0) {
+        throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+    }
+    const char* data = content.data();
+    std::size_t left = content.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, data, left);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            const int saved = errno;
+            ::close(fd);
+            ::unlink(temp.c_str());
+            throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
+        }
+        data += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    const mode_t mode = executable ? 0755 : 0644;
+    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0 || ::close(fd) != 0) {
+        const int saved = errno;
+        ::unlink(temp.c_str());
+        throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
+    }
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+        const int saved = errno;
+        ::unlink(temp.c_str());
+        throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
+    }
+}
+
+std::string sha256_hex(const std::string& bytes) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+        throw HarnessError("sha256: digest failed");
+    }
+    std::string hex;
+    for (unsigned int i = 0; i < length; ++i) {
+        hex += fmt::format("{:02x}", digest[i]);
+    }
+    return hex;
+}
+
+} // namespace harness

@@ -1,0 +1,92 @@
+#include "util/json.hpp"
+
+#include "util/quote.hpp"
+
+#include <fmt/format.h>
+
+namespace harness {
+
+Json& Json::operator[](const std::string& key) {
+    if (std::holds_alternative<std::nullptr_t>(m_value)) {
+        m_value = Object{};
+    }
+    return std::get<Object>(m_value)[key];
+}
+
+void Json::push_back(Json value) {
+    if (std::holds_alternative<std::nullptr_t>(m_value)) {
+        m_value = Array{};
+    }
+    std::get<Array>(m_value).push_back(std::move(value));
+}
+
+std::string Json::dump(bool pretty) const {
+    std::string out;
+    write(out, pretty, 0);
+    if (pretty) {
+        out += '\n';
+    }
+    return out;
+}
+
+void Json::write(std::string& out, bool pretty, int depth) const {
+    const auto newline = [&](int level) {
+        if (pretty) {
+            out += '\n';
+            out.append(static_cast<std::size_t>(level) * 2, ' ');
+        }
+    };
+    if (std::holds_alternative<std::nullptr_t>(m_value)) {
+        out += "null";
+    } else if (const auto* b = std::get_if<bool>(&m_value)) {
+        out += *b ? "true" : "false";
+    } else if (const auto* i = std::get_if<std::int64_t>(&m_value)) {
+        out += std::to_string(*i);
+    } else if (const auto* d = std::get_if<double>(&m_value)) {
+        // Shortest round-trip form keeps output stable across runs and platforms.
+        out += fmt::format("{}", *d);
+    } else if (const auto* s = std::get_if<std::string>(&m_value)) {
+        out += json_string(*s);
+    } else if (const auto* a = std::get_if<Array>(&m_value)) {
+        out += '[';
+        for (std::size_t k = 0; k < a->size(); ++k) {
+            if (k > 0) {
+                out += ',';
+            }
+            newline(depth + 1);
+            (*a)[k].write(out, pretty, depth + 1);
+        }
+        if (!a->empty()) {
+            newline(depth);
+        }
+        out += ']';
+    } else {
+        const auto& o = std::get<Object>(m_value);
+        out += '{';
+        bool first = true;
+        for (const auto& [key, value] : o) {
+            if (!first) {
+                out += ',';
+            }
+            first = false;
+            newline(depth + 1);
+            out += json_string(key);
+            out += pretty ? ": " : ":";
+            value.write(out, pretty, depth + 1);
+        }
+        if (!o.empty()) {
+            newline(depth);
+        }
+        out += '}';
+    }
+}
+
+Json json_string_array(const std::vector<std::string>& values) {
+    Json::Array array;
+    for (const auto& value : values) {
+        array.emplace_back(value);
+    }
+    return Json(std::move(array));
+}
+
+} // namespace harness

@@ -1,0 +1,47 @@
+#pragma once
+// A YAML file kept as a node tree with positions, plus the `--set` overrides applied to it, so
+// every later message can point at the line and column (or the flag) a value came from.
+#include "util/fs.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+#include <yaml-cpp/yaml.h>
+
+namespace harness {
+
+class YamlDocument {
+public:
+    /// Parses `path`. Invalid YAML is a HarnessError (exit 2) with file:line:column.
+    static YamlDocument load(const fs::path& path);
+    /// Parses text that claims to come from `display_name` (used by tests and --set).
+    static YamlDocument parse(const std::string& text, const std::string& display_name);
+
+    /// Applies `dotted.path=value`; the value is read as a YAML scalar or flow collection.
+    /// Intermediate maps are created. A malformed assignment is an input error.
+    void set(const std::string& assignment);
+
+    const YAML::Node& root() const { return m_root; }
+    const std::string& display_name() const { return m_display_name; }
+    const fs::path& path() const { return m_path; }
+
+    /// "file:line:col" for a node, the `--set` text for overridden values, or the file name.
+    std::string location(const YAML::Node& node, const std::string& field_path) const;
+
+    /// The effective document (after overrides), emitted as YAML. Comments are not kept.
+    std::string emit() const;
+
+private:
+    YAML::Node m_root;
+    fs::path m_path;
+    std::string m_display_name;
+    std::map<std::string, std::string> m_overrides;  ///< field path -> original assignment
+};
+
+/// Node at a dotted path or an undefined/invalid node. Never throws.
+YAML::Node find_node(const YAML::Node& root, const std::string& dotted);
+
+/// Scalar text of a node, "" for null or non-scalars.
+std::string scalar_text(const YAML::Node& node);
+
+} // namespace harness
