@@ -84,6 +84,18 @@ long long tasks_per_node(const std::string& framework, long long ranks_per_node)
     return 1;
 }
 
+/// v6e slices are 2-D tori; GKE selects nodes by this grid.
+std::string tpu_topology(long long chips) {
+    static const std::pair<long long, const char*> k_grids[] = {{1, "1x1"}, {4, "2x2"}, {8, "2x4"}, {16, "4x4"},
+                                                               {32, "4x8"}, {64, "8x8"}, {128, "8x16"}, {256, "16x16"}};
+    for (const auto& [count, grid] : k_grids) {
+        if (count == chips) {
+            return grid;
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 bool Plan::traces(const std::string& kind) const {
@@ -302,6 +314,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
             findings.problem("workload.hardware.xpu_spec.total_count",
                              fmt::format("there is no v6e-{} slice (slices: {})", total, join(sizes, ", ")));
         }
+        plan.tpu_topology = tpu_topology(total);
         plan.tpu_chips_per_host = total <= cluster.tpu_chips_per_host_small ? total : std::max(1LL, cluster.tpu_chips_per_host);
         plan.tpu_hosts = std::max(1LL, total / std::max(1LL, plan.tpu_chips_per_host));
         plan.nodes = plan.tpu_hosts;
@@ -360,7 +373,7 @@ Json plan_to_json(const Plan& plan) {
     json["env"] = env;
     json["extra_args"] = json_string_array(plan.extra_args);
     if (!plan.tpu_accelerator_type.empty()) {
-        json["tpu"] = Json(Json::Object{{"accelerator_type", plan.tpu_accelerator_type}, {"hosts", plan.tpu_hosts},
+        json["tpu"] = Json(Json::Object{{"accelerator_type", plan.tpu_accelerator_type}, {"topology", plan.tpu_topology}, {"hosts", plan.tpu_hosts},
                                         {"chips_per_host", plan.tpu_chips_per_host}, {"project", plan.tpu_project},
                                         {"zone", plan.tpu_zone}, {"name", plan.tpu_name},
                                         {"runtime_version", plan.tpu_runtime_version}, {"spot", plan.tpu_spot}});

@@ -56,6 +56,7 @@ struct Plan {
     std::string slurm_conf;
 
     std::string tpu_accelerator_type;  ///< v6e-8...
+    std::string tpu_topology;          ///< chip grid, 2x4 for v6e-8
     long long tpu_hosts = 0;
     long long tpu_chips_per_host = 0;
     std::string tpu_project;

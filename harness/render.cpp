@@ -144,6 +144,7 @@ mustache::data make_context(const Plan& plan, const ClusterProfile& cluster) {
         ctx.set("sbatch_directives", list_of("directive", sbatch_directives(plan, cluster)));
     }
     ctx.set("tpu_accelerator_type", text(plan.tpu_accelerator_type));
+    ctx.set("tpu_topology", text(plan.tpu_topology));
     ctx.set("tpu_hosts", number(plan.tpu_hosts));
     ctx.set("tpu_chips_per_host", number(plan.tpu_chips_per_host));
     ctx.set("tpu_project", text(plan.tpu_project));

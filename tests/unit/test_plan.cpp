@@ -1,0 +1,135 @@
+#include "card_fixture.hpp"
+#include "home.hpp"
+#include "plan.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace harness;
+using harness::test::card_with;
+using harness::test::k_card;
+
+namespace {
+
+WorkloadCard parse(const std::string& text) { return WorkloadCard::from_document(YamlDocument::parse(text, "card.yaml")); }
+
+ClusterProfile cluster(const std::string& name) { return ClusterProfile::load(harness_home() / "clusters", name); }
+
+Diagnostics strict_plan(const std::string& text, const std::string& target = "perlmutter", Plan* out = nullptr) {
+    const WorkloadCard card = parse(text);
+    REQUIRE_FALSE(card.diagnostics().has_errors());
+    Diagnostics diagnostics;
+    Plan plan = make_plan(card, cluster(target), true, diagnostics);
+    if (out != nullptr) {
+        *out = plan;
+    }
+    return diagnostics;
+}
+
+bool mentions(const Diagnostics& diagnostics, const std::string& text) {
+    return diagnostics.format().find(text) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("a consistent card plans whole Perlmutter nodes") {
+    Plan plan;
+    const Diagnostics diagnostics = strict_plan(k_card, "perlmutter", &plan);
+    INFO(diagnostics.format());
+    CHECK_FALSE(diagnostics.has_errors());
+    CHECK(plan.nodes == 4);
+    CHECK(plan.ranks_per_node == 4);
+    CHECK(plan.tasks_per_node == 1);
+    CHECK(plan.micro_batch_size == 4);
+    CHECK(plan.constraint == "gpu");
+    CHECK(plan.qos == "regular");
+    CHECK(plan.model == "meta-llama/Llama-3.1-8B");
+    CHECK(plan.trace_kinds == std::vector<std::string>{"torch_profiler"});
+    // Cluster defaults first, then the card's communication env.
+    CHECK(plan.env.front().first == "NCCL_NET");
+    CHECK(plan.env.back() == std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"});
+}
+
+TEST_CASE("strict planning rejects inconsistent parallelism") {
+    SECTION("product differs from total_count") {
+        CHECK(mentions(strict_plan(card_with("    tp: 4", "    tp: 2")),
+                       "tp·pp·cp·dp_replicate·dp_shard = 2·1·1·1·4 = 8, but total_count is 16"));
+    }
+    SECTION("total_count is not whole nodes") {
+        const std::string text = card_with("total_count: 16", "total_count: 6");
+        CHECK(mentions(strict_plan(text), "total_count 6 is not a multiple of count_per_node 4"));
+    }
+    SECTION("ep must divide dp x tp") {
+        CHECK(mentions(strict_plan(card_with("    cp: 1", "    cp: 1\n    ep: 3")), "ep 3 does not divide the data-parallel × tensor group"));
+    }
+    SECTION("batch must divide across data-parallel ranks") {
+        CHECK(mentions(strict_plan(card_with("batch_size: 16", "batch_size: 6")), "global batch 6 is not divisible by data parallelism 4"));
+    }
+    SECTION("the accelerator must match the target") {
+        CHECK(mentions(strict_plan(card_with("model: nvidia_a100", "model: tpu_v6e")), "\"tpu_v6e\" does not run on cluster \"perlmutter\""));
+    }
+    SECTION("containers must be pinned by digest") {
+        CHECK(mentions(strict_plan(card_with("pytorch@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                                             "pytorch:24.01-py3")),
+                       "is not pinned by digest"));
+    }
+    SECTION("Perlmutter needs an account") {
+        CHECK(mentions(strict_plan(card_with("  account: m4999\n", "")), "launch.account"));
+    }
+}
+
+TEST_CASE("without --strict the same problems are warnings") {
+    const WorkloadCard card = parse(card_with("    tp: 4", "    tp: 2"));
+    Diagnostics diagnostics;
+    make_plan(card, cluster("perlmutter"), false, diagnostics);
+    CHECK_FALSE(diagnostics.has_errors());
+    CHECK(mentions(diagnostics, "(an error with --strict)"));
+}
+
+TEST_CASE("80 GB cards get the hbm80g constraint") {
+    Plan plan;
+    strict_plan(card_with("      count_per_node: 4", "      count_per_node: 4\n      memory_gb: 80"), "perlmutter", &plan);
+    CHECK(plan.constraint == "gpu&hbm80g");
+}
+
+TEST_CASE("TPU slices map to hosts and chips") {
+    std::string tpu = card_with("model: nvidia_a100", "model: tpu_v6e");
+    tpu = tpu.replace(tpu.find("  account: m4999"), 16, "  tpu: {project: p}\n  cluster: tpu-v6e");
+    const auto plan_for = [&](int chips, int per_node, Plan& plan) {
+        std::string text = tpu;
+        text.replace(text.find("total_count: 16"), 15, "total_count: " + std::to_string(chips));
+        text.replace(text.find("count_per_node: 4"), 17, "count_per_node: " + std::to_string(per_node));
+        text.replace(text.find("    dp_shard: 4"), 15, "    dp_shard: " + std::to_string(chips / 4));
+        text.replace(text.find("batch_size: 16"), 14, "batch_size: " + std::to_string(chips));
+        return strict_plan(text, "tpu-v6e", &plan);
+    };
+    Plan plan;
+    CHECK_FALSE(plan_for(16, 4, plan).has_errors());
+    CHECK(plan.tpu_accelerator_type == "v6e-16");
+    CHECK(plan.tpu_topology == "4x4");
+    CHECK(plan.tpu_hosts == 4);
+    CHECK(plan.tpu_chips_per_host == 4);
+    CHECK(plan.trace_kinds == std::vector<std::string>{"xplane"});
+    CHECK_FALSE(plan_for(4, 8, plan).has_errors());
+    CHECK(plan.tpu_hosts == 1);
+    CHECK(plan.tpu_chips_per_host == 4);
+    CHECK(mentions(plan_for(12, 4, plan), "there is no v6e-12 slice"));
+}
+
+TEST_CASE("framework names are normalized") {
+    CHECK(normalize_framework("torchtitan-0.1.0") == "torchtitan");
+    CHECK(normalize_framework("Megatron_LM") == "megatron-lm");
+    CHECK(normalize_framework("vLLM") == "vllm");
+    CHECK(normalize_framework("torchxla") == "torchxla");
+}
+
+TEST_CASE("the target comes from launch.cluster, else the accelerator") {
+    CHECK(infer_target(parse(k_card)) == "perlmutter");
+    CHECK(infer_target(parse(card_with("model: nvidia_a100", "model: tpu_v6e"))) == "tpu-v6e");
+    CHECK(infer_target(parse(std::string(k_card) + "  cluster: slurm-local\n")) == "slurm-local");
+    CHECK_THROWS_WITH(infer_target(parse(card_with("model: nvidia_a100", "model: nvidia_dgx_spark"))),
+                      Catch::Contains("pass --cluster NAME"));
+}
+
+TEST_CASE("unknown clusters list the known ones") {
+    CHECK_THROWS_WITH(cluster("perlmuter"), Catch::Contains("did you mean \"perlmutter\"?") && Catch::Contains("slurm-local"));
+}
