@@ -25,6 +25,18 @@ std::string shell_quote(std::string_view value) {
     if (is_safe_token(value)) {
         return std::string(value);
     }
+    // Text that looks like an expansion is double-quoted with the expansion characters escaped:
+    // just as literal, and it keeps shellcheck from flagging "expression in single quotes".
+    if (value.find_first_of("$`") != std::string_view::npos) {
+        std::string out = "\"";
+        for (const char c : value) {
+            if (c == '\\' || c == '"' || c == '$' || c == '`') {
+                out += '\\';
+            }
+            out += c;
+        }
+        return out + "\"";
+    }
     std::string out = "'";
     for (const char c : value) {
         if (c == '\'') {

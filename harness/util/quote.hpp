@@ -7,7 +7,8 @@
 namespace harness {
 
 /// A single shell word: bare when it holds only characters no shell treats specially,
-/// otherwise single-quoted with embedded quotes spliced in ('\'').
+/// double-quoted with \ " $ ` escaped when it holds $ or `, otherwise single-quoted with
+/// embedded quotes spliced in ('\'').
 std::string shell_quote(std::string_view value);
 
 /// A TOML or JSON/YAML scalar: canonical integers, decimals and booleans stay bare, anything

@@ -60,7 +60,7 @@ TEST_CASE("hostile env values are quoted in env.sh") {
     const RenderedRun run = render_text(card_with("NCCL_DEBUG: INFO", "NCCL_DEBUG: \"$(touch /tmp/x) `id` it's\""), "perlmutter", dir);
     const RenderedFile* env = run.find("env.sh");
     REQUIRE(env != nullptr);
-    CHECK(env->content.find("export NCCL_DEBUG='$(touch /tmp/x) `id` it'\\''s'\n") != std::string::npos);
+    CHECK(env->content.find("export NCCL_DEBUG=\"\\$(touch /tmp/x) \\`id\\` it's\"\n") != std::string::npos);
 }
 
 TEST_CASE("values that cannot go on an #SBATCH line are refused") {

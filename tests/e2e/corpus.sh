@@ -1,0 +1,65 @@
+#!/bin/bash
+# Compatibility with the CCL-Bench corpus: every card is validated, and how many pass, warn and
+# fail is pinned per directory, so a change that rejects a real card cannot land unnoticed.
+source "$(dirname "$0")/lib.sh"
+
+[ -d "$CORPUS" ] || { echo "corpus not found at $CORPUS (../shared beside the checkout)" >&2; exit 1; }
+
+# count DIR [FLAGS...]: prints "ok warn fail" for every card under DIR.
+count() {
+    local dir=$1 ok=0 warn=0 bad=0 file out status
+    shift
+    while IFS= read -r -d '' file; do
+        status=0
+        out=$("$CCL_HARNESS" validate "$@" "$file" 2>&1) || status=$?
+        if [ "$status" -eq 2 ]; then
+            bad=$((bad + 1))
+            # Every failure must point somewhere: file:line:column or the file itself.
+            grep -qE "error: .*\.yaml(:[0-9]+:[0-9]+)?: " <<<"$out" || fail "no position in error for $file: $out"
+        elif [ "$status" -ne 0 ]; then
+            fail "validate $file exited $status: $out"
+        elif grep -q "warning:" <<<"$out"; then
+            warn=$((warn + 1))
+        else
+            ok=$((ok + 1))
+        fi
+    done < <(find "$CORPUS/$dir" -name '*.yaml' -print0 | sort -z)
+    echo "$ok $warn $bad"
+}
+
+check_counts() {
+    local what=$1 want=$2 got=$3
+    if [ "$got" = "$want" ]; then pass; else fail "$what: ok/warn/fail = $got, pinned $want"; fi
+}
+
+# The pinned numbers. When a change moves one, look at which card moved and why before updating.
+check_counts "trace_collection" "35 76 1" "$(count trace_collection)"
+check_counts "workload_suite" "0 14 0" "$(count workload_suite)"
+check_counts "trace_collection_backlog" "0 26 0" "$(count trace_collection_backlog)"
+check_counts "trace_collection_bad" "0 38 22" "$(count trace_collection_bad)"
+
+# --strict asks whether a card could run as written. No archived card can (none has a launch:
+# section with an account, a pinned image or a TPU project), but the card-intrinsic findings are
+# pinned too: they are what the corpus really gets wrong.
+strict_log="$SCRATCH/strict.txt"
+find "$CORPUS/trace_collection" -name '*.yaml' -print0 | sort -z |
+    xargs -0 -n 1 "$CCL_HARNESS" validate --strict >"$strict_log" 2>&1 || true
+check_counts "--strict: cards whose parallel degrees do not multiply to total_count" 8 \
+    "$(grep -c 'tp·pp·cp·dp_replicate·dp_shard = ' "$strict_log")"
+check_counts "--strict: cards whose ep does not divide dp×tp" 4 "$(grep -c 'does not divide the data-parallel × tensor group' "$strict_log")"
+check_counts "--strict: cards asking for a TPU slice that does not exist" 2 "$(grep -c 'there is no v6e-' "$strict_log")"
+check_counts "--strict: cards whose batch does not divide" 1 "$(grep -c 'is not divisible by data parallelism' "$strict_log")"
+check_counts "--strict: cards that pass" 0 "$(grep -c ': valid' "$strict_log")"
+
+# The one card in trace_collection that is not valid YAML: exit 2 with line and column.
+bad_yaml=$(find "$CORPUS/trace_collection" -name 'Mixtral8x7B-vllmEP4-Perlmutter\[defaultall2all_32_8192\]-group12.yaml')
+expect_status 2 "invalid corpus YAML" -- "$CCL_HARNESS" validate "$bad_yaml"
+expect_output "invalid corpus YAML position" "defaultall2all_32_8192]-group12.yaml:18:12: invalid YAML"
+
+# Rejected cards: Model-executor indented under workload, batch sizes given as lists.
+tpu_bad="$CORPUS/trace_collection_bad/Qwen3-4B-torchxla-vllm-tp4-tpu-group-4/Qwen3-4B-torchxla-vllm-tp4-tpu-group-4.yaml"
+expect_status 2 "misplaced Model-executor" -- "$CCL_HARNESS" validate "$tpu_bad"
+expect_output "misplaced section message" "Qwen3-4B-torchxla-vllm-tp4-tpu-group-4.yaml:41:3: workload.Model-executor: section \"Model-executor\" is nested under workload"
+expect_output "list batch size" "workload.data.batch_size: expected a positive integer, got a list of 8"
+
+finish

@@ -1,0 +1,45 @@
+# Shared helpers for the end-to-end suites: they drive the built binary like a user would.
+# Each suite runs under CTest with CCL_HARNESS (the binary), CCL_SOURCE_DIR, CCL_SHARED_DIR and
+# CCL_TEST_TMP (a scratch directory inside the build tree) in the environment.
+set -euo pipefail
+
+: "${CCL_HARNESS:?set by CTest}" "${CCL_SOURCE_DIR:?}" "${CCL_TEST_TMP:?}"
+CCL_SHARED_DIR="${CCL_SHARED_DIR:-$CCL_SOURCE_DIR/../shared}"
+CORPUS="$CCL_SHARED_DIR/ccl-bench-cards"
+
+case "$CCL_TEST_TMP" in
+*/build*/*) ;;
+*) echo "refusing to use scratch directory outside the build tree: $CCL_TEST_TMP" >&2; exit 1 ;;
+esac
+SCRATCH="$CCL_TEST_TMP/$(basename "$0" .sh)"
+rm -rf "$SCRATCH"
+mkdir -p "$SCRATCH"
+
+failures=0
+checks=0
+
+pass() { checks=$((checks + 1)); }
+fail() {
+    checks=$((checks + 1))
+    failures=$((failures + 1))
+    echo "FAIL: $*" >&2
+}
+
+# expect_status CODE DESCRIPTION -- COMMAND...: runs COMMAND, keeps its output in $OUT.
+expect_status() {
+    local want=$1 what=$2
+    shift 3
+    local got=0
+    OUT=$("$@" 2>&1) || got=$?
+    if [ "$got" -eq "$want" ]; then pass; else fail "$what: exit $got, wanted $want; output:"$'\n'"$OUT"; fi
+}
+
+expect_output() {
+    local what=$1 needle=$2
+    if grep -qF -- "$needle" <<<"$OUT"; then pass; else fail "$what: output lacks [$needle]; output:"$'\n'"$OUT"; fi
+}
+
+finish() {
+    echo "$(basename "$0"): $checks checks, $failures failed"
+    [ "$failures" -eq 0 ]
+}
