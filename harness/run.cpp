@@ -1,0 +1,134 @@
+#include "run.hpp"
+
+#include "card.hpp"
+#include "cluster.hpp"
+#include "executor.hpp"
+#include "home.hpp"
+#include "plan.hpp"
+#include "render.hpp"
+#include "run_directory.hpp"
+#include "trace_collect.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+#include <iostream>
+#include <unistd.h>
+
+namespace harness {
+
+namespace {
+
+void print_diagnostics(const Diagnostics& diagnostics) {
+    for (const auto& d : diagnostics.items()) {
+        std::cerr << (d.severity == Severity::error ? "ccl-harness: error: " : "ccl-harness: warning: ") << d.text() << "\n";
+    }
+}
+
+std::string submission(const RenderedRun& run, const ClusterProfile& cluster, const fs::path& dir) {
+    const Plan& plan = run.plan;
+    if (cluster.scheduler == "slurm") {
+        return fmt::format("sbatch --parsable {} (in {}{})", run.launch_script, dir.string(),
+                           cluster.slurm_conf.empty() ? "" : ", SLURM_CONF=" + cluster.slurm_conf);
+    }
+    if (cluster.scheduler == "local") {
+        return fmt::format("{} local ranks: bash {} with RANK=0..{} (in {})", plan.world_size, run.launch_script,
+                           plan.world_size - 1, dir.string());
+    }
+    return fmt::format("bash {} (gcloud: {} {} in {}, project {})", run.launch_script, plan.tpu_name, plan.tpu_accelerator_type,
+                       plan.tpu_zone, plan.tpu_project);
+}
+
+/// Moves what the job wrote beside its scripts into the run directory, so rendered/ stays
+/// exactly what ran.
+void gather_logs(const RunDirectory& dir) {
+    std::error_code ec;
+    const fs::path produced = dir.rendered() / "logs";
+    if (!fs::is_directory(produced, ec)) {
+        return;
+    }
+    for (const auto& entry : fs::directory_iterator(produced, ec)) {
+        fs::rename(entry.path(), dir.logs() / entry.path().filename(), ec);
+    }
+}
+
+int exit_code_for(RunState state) {
+    switch (state) {
+    case RunState::completed: return k_exit_ok;
+    case RunState::cancelled: return k_exit_interrupted;
+    default: return k_exit_failure;
+    }
+}
+
+} // namespace
+
+int run_workload(const RunOptions& options, std::ostream& out) {
+    const fs::path home = harness_home();
+    const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
+    Diagnostics diagnostics = card.diagnostics();
+    if (diagnostics.has_errors()) {
+        print_diagnostics(diagnostics);
+        return k_exit_usage;
+    }
+    const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
+    const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
+    const Plan plan = make_plan(card, cluster, true, diagnostics);
+    print_diagnostics(diagnostics);
+    if (diagnostics.has_errors()) {
+        return k_exit_usage;
+    }
+    const RenderedRun run = render_run(card, cluster, plan, home);
+    if (options.dry_run) {
+        const fs::path where = options.dry_run_out.empty() ? options.results / "<run-id>" / "rendered" : options.dry_run_out;
+        if (!options.dry_run_out.empty()) {
+            write_rendered(run, options.dry_run_out);
+        }
+        out << fmt::format("dry run: {} on {} ({} node(s) x {} rank(s), {} steps, traces: {})\n", card.name(), target,
+                           plan.nodes, plan.ranks_per_node, plan.steps, join(plan.trace_kinds, ", "));
+        out << fmt::format("would submit: {}\n", submission(run, cluster, where));
+        out << fmt::format("would record the run in {}/<run-id>/\n", options.results.string());
+        return k_exit_ok;
+    }
+
+    install_interrupt_handlers();
+    const RunDirectory dir = create_run_directory(options.results, run);
+    RunRecord record;
+    record.run_id = dir.id;
+    record.card = card.name();
+    record.target = target;
+    record.executor = cluster.scheduler;
+    record.transition(RunState::rendered, dir.path);
+    out << fmt::format("run {}: {} on {} -> {}\n", dir.id, card.name(), target, dir.path.string());
+
+    ExecutionContext context{run, cluster, dir, record, out, static_cast<bool>(::isatty(STDERR_FILENO)), options.grace_seconds,
+                             options.teardown};
+    if (cluster.scheduler == "local") {
+        execute_local(context);
+    } else if (cluster.scheduler == "slurm") {
+        execute_slurm(context);
+    } else {
+        execute_tpu(context);
+    }
+    gather_logs(dir);
+
+    const CollectedTraces traces = collect_traces(plan, dir.rendered() / "traces", dir.traces());
+    record.traces = traces.files;
+    std::error_code ec;
+    fs::remove_all(dir.rendered() / "traces", ec);
+    if (!is_final(record.state)) {
+        if (traces.missing_message.empty()) {
+            record.transition(RunState::completed, dir.path, record.reason);
+        } else {
+            record.transition(RunState::failed, dir.path, "traces missing: " + traces.missing_message);
+        }
+    } else {
+        record.save(dir.path);
+    }
+    out << fmt::format("run {} {}{}\n", dir.id, to_string(record.state), record.reason.empty() ? "" : ": " + record.reason);
+    out << fmt::format("  run directory: {}\n  traces: {}\n", dir.path.string(),
+                       traces.files.empty() ? "(none)" : join(traces.files, ", "));
+    return exit_code_for(record.state);
+}
+
+} // namespace harness

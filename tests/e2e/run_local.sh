@@ -1,0 +1,110 @@
+#!/bin/bash
+# `ccl-harness run` on this machine, for real: the tiny DDP workload end to end, then the ways a
+# run ends badly (a failing rank, the time limit, Ctrl-C, a rank that writes no trace).
+source "$(dirname "$0")/lib.sh"
+cd "$CCL_SOURCE_DIR"
+results="$SCRATCH/results"
+
+run_json() { # run_json RUN_DIR EXPR: evaluates a Python expression over run.json (as r)
+    /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]+"/run.json")); print(eval(sys.argv[2]))' "$1" "$2"
+}
+latest_run() { ls -dt "$results"/*/ | head -n 1; }
+
+# 1. The real workload: 2 ranks, 2 normalized traces with step markers and gloo collectives.
+expect_status 0 "tiny-ddp runs locally" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
+expect_output "rank output is prefixed" "[rank_1] "
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = completed ] && pass || fail "state is not completed"
+[ "$(run_json "$run" '[t["state"] for t in r["transitions"]]')" = "['rendered', 'running', 'completed']" ] && pass ||
+    fail "transitions: $(run_json "$run" 'r["transitions"]')"
+[ "$(run_json "$run" '[k["exit_code"] for k in r["ranks"]]')" = "[0, 0]" ] && pass || fail "rank exit codes"
+for rank in 0 1; do
+    trace="$run/traces/kineto_trace_$rank.json"
+    if /usr/bin/python3 - "$trace" "$rank" <<'PY'; then pass; else fail "trace $trace is not a normalized Kineto trace"; fi
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d, dict) and isinstance(d["traceEvents"], list), "object form"
+assert d["distributedInfo"]["rank"] == int(sys.argv[2]) and d["distributedInfo"]["world_size"] == 2
+assert d["distributedInfo"]["backend"] == "gloo"
+events = d["traceEvents"]
+assert all("cat" in e for e in events if e.get("ph") == "X"), "every complete event has cat"
+steps = [e for e in events if e["name"].startswith("ProfilerStep#")]
+assert len(steps) == 5 and all(e["cat"] == "user_annotation" and e["ph"] == "X" for e in steps), steps
+# The window is wait 1 + warm-up 2, so Kineto numbers the recorded steps 3..7.
+assert sorted(int(e["name"].split("#")[1]) for e in steps) == [3, 4, 5, 6, 7], [e["name"] for e in steps]
+assert any("gloo" in e["name"] or "allreduce" in e["name"] for e in events), "gloo collectives"
+PY
+done
+[ -d "$run/rendered" ] && [ -f "$run/card.yaml" ] && [ -f "$run/plan.json" ] && [ -f "$run/logs/rank_0.log" ] && pass ||
+    fail "run directory layout"
+[ ! -e "$run/rendered/traces" ] && pass || fail "raw traces left in rendered/"
+
+# Fixtures: the same card with a stand-in entry point, to make ranks misbehave on purpose.
+work="$SCRATCH/card"
+mkdir -p "$work"
+cp workloads/tiny-ddp/tiny-ddp.yaml "$work/"
+cat >"$work/misbehave.py" <<'PY'
+import json, os, sys, time
+rank, mode = int(os.environ["RANK"]), os.environ["MISBEHAVE"]
+trace_dir = sys.argv[sys.argv.index("--trace-dir") + 1]
+os.makedirs(trace_dir, exist_ok=True)
+print(f"rank {rank} starting ({mode})", flush=True)
+if mode == "fail" and rank == 1:
+    print("rank 1: simulated crash", flush=True)
+    sys.exit(3)
+if mode in ("fail", "sleep"):
+    time.sleep(120)
+if mode == "notrace" and rank == 1:
+    sys.exit(0)
+json.dump({"traceEvents": [{"name": "ProfilerStep#1", "ph": "X", "cat": "user_annotation", "ts": 0, "dur": 1}]},
+          open(os.path.join(trace_dir, f"kineto_trace_{rank}.json"), "w"))
+PY
+
+start=$(date +%s)
+expect_status 1 "a failing rank fails the run" -- env MISBEHAVE=fail "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \
+    --set launch.script=misbehave.py --results "$results" --grace 2
+run=$(latest_run)
+[ $(( $(date +%s) - start )) -lt 60 ] && pass || fail "the other rank was not stopped"
+[ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "state after a failing rank"
+expect_output "exit code reported" "rank_1 ended with exit 3"
+expect_output "log tail reported" "rank 1: simulated crash"
+[ "$(run_json "$run" 'r["ranks"][1]["exit_code"]')" = 3 ] && pass || fail "rank 1 exit code"
+[ "$(run_json "$run" 'r["ranks"][0]["signal"]')" = 15 ] && pass || fail "rank 0 was not stopped with SIGTERM"
+
+expect_status 1 "time limit" -- env MISBEHAVE=sleep "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \
+    --set launch.script=misbehave.py --set launch.time_limit=00:00:02 --results "$results" --grace 1
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = timeout ] && pass || fail "state after the time limit: $(run_json "$run" 'r["state"]')"
+
+expect_status 1 "a rank without a trace" -- env MISBEHAVE=notrace "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \
+    --set launch.script=misbehave.py --results "$results"
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "state with a missing trace"
+expect_output "missing rank named" "traces missing: no kineto_trace_1.json (rank 1)"
+
+# Ctrl-C: SIGINT to the harness stops every rank and records "cancelled"; exit 130.
+MISBEHAVE=sleep "$CCL_HARNESS" run "$work/tiny-ddp.yaml" --set launch.script=misbehave.py --results "$results" \
+    --grace 1 >"$SCRATCH/interrupt.log" 2>&1 &
+harness=$!
+for _ in $(seq 50); do grep -q "starting" "$SCRATCH/interrupt.log" 2>/dev/null && break; sleep 0.2; done
+kill -INT "$harness"
+status=0
+wait "$harness" || status=$?
+[ "$status" -eq 130 ] && pass || fail "Ctrl-C exit status $status"
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = cancelled ] && pass || fail "state after Ctrl-C"
+pgrep -f "$work" >/dev/null && fail "ranks survived Ctrl-C" || pass
+/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$run/run.json" && pass || fail "run.json half-written"
+
+# --dry-run prints the submission and writes nothing.
+before=$(ls "$results" | wc -l)
+expect_status 0 "dry run" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results" --dry-run
+expect_output "dry run says what" "would submit: 2 local ranks"
+[ "$(ls "$results" | wc -l)" -eq "$before" ] && pass || fail "--dry-run created a run directory"
+
+# A card that cannot run is refused before anything is created.
+expect_status 2 "strict check before running" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results" \
+    --set Model-executor.model_plan_parallelization.dp_replicate=3
+[ "$(ls "$results" | wc -l)" -eq "$before" ] && pass || fail "a refused card created a run directory"
+
+finish
