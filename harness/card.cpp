@@ -263,7 +263,13 @@ WorkloadCard WorkloadCard::from_document(YamlDocument doc) {
 }
 
 std::string WorkloadCard::name() const {
+    // The name reaches comments, job names and directory names: no control characters.
     std::string stem = m_doc.path().stem().string();
+    for (char& c : stem) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            c = '_';
+        }
+    }
     return stem.empty() ? std::string("card") : stem;
 }
 

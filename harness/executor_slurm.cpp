@@ -215,6 +215,15 @@ void execute_slurm(ExecutionContext& context) {
         result = RunState::cancelled;
         reason = fmt::format("interrupted; job {} cancelled with scancel", job);
     }
+    if (*result == RunState::failed || *result == RunState::timeout) {
+        // The batch script's own output says what went wrong; quote its end.
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(rendered / "logs", ec)) {
+            if (ends_with(entry.path().filename().string(), "-" + job + ".out")) {
+                reason += fmt::format("; last lines of {}:\n{}", entry.path().filename().string(), tail_lines(entry.path(), 10));
+            }
+        }
+    }
     if (*result == RunState::completed) {
         record.reason = reason;
         record.save(context.dir.path);  // collection decides between completed and failed

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <kainjow/mustache.hpp>
+#include <optional>
 #include <regex>
 #include <unistd.h>
 
@@ -190,7 +191,7 @@ std::string render_template(const fs::path& file, const mustache::data& ctx, con
         throw HarnessError(fmt::format("{}: invalid template: {}", file.string(), tmpl.error_message()));
     }
     const std::string kind = escaper_for(output_name);
-    std::string unsafe;
+    std::optional<std::string> unsafe;
     tmpl.set_custom_escape([&](const std::string& value) -> std::string {
         if (kind == "shell") {
             return shell_quote(value);
@@ -202,7 +203,7 @@ std::string render_template(const fs::path& file, const mustache::data& ctx, con
             return json_scalar(value);
         }
         if (!is_safe_token(value)) {
-            unsafe = value;
+            unsafe = value;  // empty values too: `FROM ` is as broken as `FROM a b`
             return {};
         }
         return value;
@@ -211,8 +212,8 @@ std::string render_template(const fs::path& file, const mustache::data& ctx, con
     if (!tmpl.is_valid()) {
         throw HarnessError(fmt::format("{}: cannot render: {}", file.string(), tmpl.error_message()));
     }
-    if (!unsafe.empty()) {
-        throw input_error(fmt::format("{}: value {} cannot be written safely into {}", file.string(), enquote(unsafe), output_name));
+    if (unsafe) {
+        throw input_error(fmt::format("{}: value {} cannot be written safely into {}", file.string(), enquote(*unsafe), output_name));
     }
     return out;
 }
@@ -313,7 +314,8 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
         throw HarnessError(fmt::format("{}: no launch.* template", template_dir.string()));
     }
     const fs::path container = home / "containers" / (plan.framework + ".Containerfile.mustache");
-    if (plan.container_runtime != "none" && fs::is_regular_file(container, ec)) {
+    // Without an image there is no container spec to write (validate --strict insists on one).
+    if (plan.container_runtime != "none" && !plan.container_image.empty() && fs::is_regular_file(container, ec)) {
         run.files.push_back({"Containerfile", render_template(container, ctx, "Containerfile"), false});
         run.inputs.push_back(container);
     }

@@ -64,6 +64,8 @@ int exit_code_for(RunState state) {
 } // namespace
 
 int run_workload(const RunOptions& options, std::ostream& out) {
+    // Progress must reach a log file or pipe as it happens, not when the buffer fills.
+    out << std::unitbuf;
     const fs::path home = harness_home();
     const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
     Diagnostics diagnostics = card.diagnostics();

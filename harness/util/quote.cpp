@@ -22,7 +22,8 @@ bool is_safe_token(std::string_view value) {
 }
 
 std::string shell_quote(std::string_view value) {
-    if (is_safe_token(value)) {
+    // Commas are safe to a shell, but shellcheck reads a bare comma in an array as a typo (SC2054).
+    if (is_safe_token(value) && value.find(',') == std::string_view::npos) {
         return std::string(value);
     }
     // Text that looks like an expansion is double-quoted with the expansion characters escaped:

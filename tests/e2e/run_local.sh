@@ -43,22 +43,7 @@ done
 work="$SCRATCH/card"
 mkdir -p "$work"
 cp workloads/tiny-ddp/tiny-ddp.yaml "$work/"
-cat >"$work/misbehave.py" <<'PY'
-import json, os, sys, time
-rank, mode = int(os.environ["RANK"]), os.environ["MISBEHAVE"]
-trace_dir = sys.argv[sys.argv.index("--trace-dir") + 1]
-os.makedirs(trace_dir, exist_ok=True)
-print(f"rank {rank} starting ({mode})", flush=True)
-if mode == "fail" and rank == 1:
-    print("rank 1: simulated crash", flush=True)
-    sys.exit(3)
-if mode in ("fail", "sleep"):
-    time.sleep(120)
-if mode == "notrace" and rank == 1:
-    sys.exit(0)
-json.dump({"traceEvents": [{"name": "ProfilerStep#1", "ph": "X", "cat": "user_annotation", "ts": 0, "dur": 1}]},
-          open(os.path.join(trace_dir, f"kineto_trace_{rank}.json"), "w"))
-PY
+cp "$(dirname "$0")/fixtures/misbehave.py" "$work/"
 
 start=$(date +%s)
 expect_status 1 "a failing rank fails the run" -- env MISBEHAVE=fail "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \

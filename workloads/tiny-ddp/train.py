@@ -140,19 +140,44 @@ def dist_env():
     return rank, world, local_rank, addr, port
 
 
+def rendezvous(rank, world, addr, port, timeout_s):
+    """TCPStore rendezvous that polls from Python: the stock one waits inside C++ holding the GIL,
+    so a SIGTERM could not be acted on until the (long) rendezvous timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if _stop.is_set():
+            raise Stopped()
+        try:
+            store = dist.TCPStore(addr, port, world, rank == 0, wait_for_workers=False,
+                                  timeout=datetime.timedelta(seconds=2))
+            break
+        except OSError:  # master not listening yet
+            if rank == 0 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    store.add("tiny-ddp/arrived", 1)
+    while store.add("tiny-ddp/arrived", 0) < world:
+        if _stop.is_set():
+            raise Stopped()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"rendezvous at {addr}:{port}: not all {world} ranks arrived "
+                               f"within {timeout_s}s")
+        time.sleep(0.05)
+    store.set_timeout(datetime.timedelta(seconds=timeout_s))
+    return store
+
+
 def init_process_group(rank, world, addr, port, timeout_s):
-    timeout = datetime.timedelta(seconds=timeout_s)
     if addr is None:
         # Single process: an in-memory store needs no port, but the gloo group is the same.
-        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1,
-                                timeout=timeout)
-        return
-    if addr in ("127.0.0.1", "localhost", "::1"):
-        # All ranks are local; without this gloo binds to whatever the hostname resolves to.
-        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    host = f"[{addr}]" if ":" in addr else addr
-    dist.init_process_group("gloo", init_method=f"tcp://{host}:{port}", rank=rank,
-                            world_size=world, timeout=timeout)
+        store = dist.HashStore()
+    else:
+        if addr in ("127.0.0.1", "localhost", "::1"):
+            # All ranks are local; without this gloo binds to whatever the hostname resolves to.
+            os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        store = rendezvous(rank, world, addr, port, timeout_s)
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=timeout_s))
 
 
 class Block(nn.Module):
