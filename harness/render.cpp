@@ -219,7 +219,8 @@ std::string render_template(const fs::path& file, const mustache::data& ctx, con
 }
 
 std::string env_file(const Plan& plan) {
-    std::string out = fmt::format("# Environment for {} on {}, written by ccl-harness render.\n", plan.card_name, plan.target);
+    std::string out = fmt::format("# shellcheck shell=bash\n# Environment for {} on {}, written by ccl-harness render.\n",
+                                  plan.card_name, plan.target);
     for (const auto& [key, value] : plan.env) {
         if (!is_identifier(key)) {
             throw input_error(fmt::format("environment variable name {} is not a valid identifier", enquote(key)));

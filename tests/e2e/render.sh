@@ -34,6 +34,7 @@ done
 
 # 3. Golden files: the rendered output is reviewed in diffs (tests/golden/regen.sh rewrites them).
 for golden in tests/golden/*/; do
+    [ -d "$golden" ] || continue
     case_name=$(basename "$golden")
     card_name=${case_name%.*}
     cluster=${case_name##*.}
