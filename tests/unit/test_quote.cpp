@@ -32,11 +32,13 @@ TEST_CASE("shell quoting leaves plain words bare") {
     CHECK(shell_quote("meta-llama/Llama-3.1-8B") == "meta-llama/Llama-3.1-8B");
     CHECK(shell_quote("") == "''");
     CHECK(shell_quote("a b") == "'a b'");
+    CHECK(shell_quote("--opt=a,b") == "'--opt=a,b'");
 }
 
 TEST_CASE("hostile strings survive bash as literal text") {
     const std::string hostile[] = {
         "$(touch /tmp/ccl-harness-pwned)", "`id`", "it's", "a\nb", "\"quoted\"", "x; rm -rf /", "${HOME}", "\\", "'",
+        "$'x'", "a,b", "\\$HOME\"`x`", "!!",
     };
     for (const auto& word : hostile) {
         CAPTURE(word);
