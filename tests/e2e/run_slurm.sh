@@ -96,12 +96,26 @@ wait "$harness" || status=$?
 [ "$status" -eq 0 ] && pass || fail "run across a controller restart exited $status: $(cat "$SCRATCH/restart.log")"
 grep -q "controller unreachable" "$SCRATCH/restart.log" && pass || fail "the outage was not noticed"
 
-# 7. The time limit (Slurm's granularity is a minute).
+# 7. A requeued job is followed, not lost: it runs again and completes.
+(misbehave short) >"$SCRATCH/requeue.log" 2>&1 &
+harness=$!
+wait_for "$SCRATCH/requeue.log" "RUNNING" 30 || fail "job never ran"
+job=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' "$SCRATCH/requeue.log")
+scontrol requeue "$job"
+# Slurm holds a requeued job for two minutes (BeginTime); release it sooner.
+for _ in $(seq 20); do scontrol show job "$job" | grep -q "JobState=PENDING" && break; sleep 0.5; done
+scontrol update JobId="$job" StartTime=now
+status=0
+wait "$harness" || status=$?
+[ "$status" -eq 0 ] && pass || fail "requeued run exited $status: $(cat "$SCRATCH/requeue.log")"
+grep -qE "job $job: (REQUEUED|PENDING)" <(sed -n '/RUNNING/,$p' "$SCRATCH/requeue.log") && pass || fail "the requeue was not seen: $(cat "$SCRATCH/requeue.log")"
+
+# 8. The time limit (Slurm's granularity is a minute).
 expect_status 1 "time limit under Slurm" -- bash -c "$(declare -f misbehave); misbehave sleep --set launch.time_limit=1"
 run=$(latest_run)
 [ "$(run_json "$run" 'r["state"]')" = timeout ] && pass || fail "state after the time limit: $(run_json "$run" 'r["state"]')"
 
-# 8. Rendered Perlmutter job scripts are accepted by the real sbatch; broken ones are not.
+# 9. Rendered Perlmutter job scripts are accepted by the real sbatch; broken ones are not.
 for card in workloads/*/*.yaml; do
     grep -q "cluster: perlmutter" "$card" || continue
     name=$(basename "$card" .yaml)

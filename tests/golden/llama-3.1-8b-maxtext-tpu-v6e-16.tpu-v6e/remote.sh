@@ -1,0 +1,150 @@
+#!/bin/bash
+# MaxText on one VM of the TPU slice. launch.sh copies this directory (remote.sh, env.sh,
+# Containerfile) to every worker and starts `bash remote.sh` on all of them at once: the same
+# image, environment and command everywhere; JAX finds the other workers through the TPU metadata.
+#   bash remote.sh         build the image from the Containerfile, then run `remote.sh train` in it
+#   bash remote.sh train   the training itself (inside the container, or on the VM without one)
+#   bash remote.sh stop    stop a run that launch.sh was interrupted out of
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+host="$(hostname)"
+container="$(basename "$here")"
+
+# The same environment in every process that touches the TPU, on every worker.
+setup_env() {
+    # shellcheck source=/dev/null
+    source "$here/env.sh"
+    # libtpu reads its flags once per process; workers that disagree compile different programs
+    # and hang in their first collective, so all take the card's value, never a local one.
+    export LIBTPU_INIT_ARGS='--xla_tpu_scoped_vmem_limit_kib=98304 --xla_tpu_enable_async_collective_fusion=true --xla_tpu_enable_async_collective_fusion_fuse_all_gather=true --xla_tpu_enable_async_collective_fusion_multiple_steps=true --xla_tpu_overlap_compute_collective_tc=true --xla_enable_async_all_gather=true'
+}
+
+# One trace per host in traces/, named after the host as the CCL-Bench tools expect:
+# <host>.xplane.pb, plus its Chrome-trace export <host>.trace.json.gz where the image can convert.
+collect_traces() {
+    local found=()
+    mapfile -t found < <(find "$here/output" -type f \( -name '*.xplane.pb' -o -name '*.trace.json.gz' \) 2>/dev/null)
+    if [ "${#found[@]}" = 0 ]; then
+        echo "$host: no TPU trace under $here/output" >&2
+        return 0
+    fi
+    cp "${found[@]}" "$here/traces/"
+    python3 - "$here/traces" <<'EOF' || echo "$host: no Chrome-trace export; the .xplane.pb traces are kept" >&2
+import glob
+import gzip
+import os
+import sys
+
+try:
+    from xprof.convert import raw_to_tool_data
+except ImportError:
+    from tensorboard_plugin_profile.convert import raw_to_tool_data
+
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.xplane.pb"))):
+    target = path[: -len(".xplane.pb")] + ".trace.json.gz"
+    if os.path.exists(target):
+        continue
+    data, _ = raw_to_tool_data.xspace_to_tool_data([path], "trace_viewer", {})
+    if isinstance(data, str):
+        data = data.encode()
+    with gzip.open(target, "wb") as out:
+        out.write(data)
+EOF
+}
+
+train() {
+    setup_env
+    local chips=16 tp=1 ep=1 dp=1 pp=1 cp=1
+    # MaxText's mesh gives experts an axis of their own while the card counts expert ranks inside
+    # the data-parallel ones (ep divides dp x tp): FSDP takes what the other axes leave.
+    local fsdp=$((chips / (tp * ep * dp * pp * cp)))
+    local per_device_batch
+    # MaxText sizes the batch per chip; the card gives the global batch.
+    per_device_batch="$(awk -v batch=32 -v chips="$chips" 'BEGIN { printf "%g", batch / chips }')"
+    local args=(
+        run_name=ccl-llama-3-1-8b-maxtext-tpu-v6e-16
+        model_name=llama-3.1-8b
+        per_device_batch_size="$per_device_batch"
+        max_target_length=4096
+        steps=15
+        ici_data_parallelism="$dp"
+        ici_fsdp_parallelism="$fsdp"
+        ici_tensor_parallelism="$tp"
+        dataset_type=synthetic
+        enable_checkpointing=false
+        base_output_directory="$here/output"
+    )
+    if ((ep > 1)); then
+        args+=(ici_expert_parallelism="$ep")
+    fi
+    if ((pp > 1)); then
+        args+=(ici_pipeline_parallelism="$pp")
+    fi
+    if ((cp > 1)); then
+        args+=(ici_context_parallelism="$cp")
+    fi
+    # Every host traces its own chips (MaxText keeps host 0's trace only, unless told otherwise).
+    args+=(
+        profiler=xplane
+        skip_first_n_steps_for_profiler=5
+        profiler_steps=5
+        upload_all_profiler_results=true
+    )
+    # launch.args last: MaxText keeps the last value of a repeated key, so the card has the final say.
+    args+=(
+        model_name=llama3.1-8b
+    )
+
+    cd "${MAXTEXT_REPO_ROOT:-/deps}"
+    # MaxText moved its package under src/ in later releases.
+    local config=MaxText/configs/base.yml
+    if [ -f src/MaxText/configs/base.yml ]; then
+        config=src/MaxText/configs/base.yml
+    fi
+    echo "$host: python3 -m MaxText.train $config ${args[*]}"
+    local status=0
+    PYTHONPATH="src:${PYTHONPATH:-}" python3 -m MaxText.train "$config" "${args[@]}" || status=$?
+    collect_traces
+    return "$status"
+}
+
+case "${1:-}" in
+    train)
+        train
+        exit
+        ;;
+    stop)
+        {
+            docker rm -f "$container" || sudo docker rm -f "$container"
+        } >/dev/null 2>&1 || true
+        if [ -f "$here/run.pid" ]; then
+            kill "$(cat "$here/run.pid")" 2>/dev/null || true
+        fi
+        exit 0
+        ;;
+esac
+
+mkdir -p "$here/logs" "$here/traces" "$here/output"
+exec > >(tee -a "$here/logs/$host.log") 2>&1
+setup_env
+# Compare these lines across the workers' logs: they must all agree.
+echo "$host: LIBTPU_INIT_ARGS sha256 $(printf '%s' "$LIBTPU_INIT_ARGS" | sha256sum | cut -d' ' -f1)"
+docker=(docker)
+if ! docker info >/dev/null 2>&1; then
+    docker=(sudo docker)
+fi
+image=docker.io/library/python@sha256:a116514e19457bcb7af7efe9c3dd0b9b71e85b317694e7882a1c52aa15a78134
+if [ -f "$here/Containerfile" ]; then
+    # The rendered Containerfile is what runs: built here, on each worker, from the pinned base.
+    # MaxText's setup installs the newest jax[tpu] unless JAX_VERSION (card env) names one.
+    image="ccl-maxtext:$(basename "$here")"
+    mkdir -p "$here/build"
+    "${docker[@]}" build --tag "$image" --build-arg "JAX_VERSION=${JAX_VERSION:-NONE}" \
+        --file "$here/Containerfile" "$here/build"
+fi
+"${docker[@]}" rm -f "$container" >/dev/null 2>&1 || true
+# The run directory is mounted at the same path, so `remote.sh train` finds env.sh and writes
+# output/ and traces/ where launch.sh collects them.
+"${docker[@]}" run --rm --name "$container" --privileged --net=host --shm-size=16g \
+    --volume "$here:$here" --entrypoint bash "$image" "$here/remote.sh" train
+

@@ -1,0 +1,4 @@
+# shellcheck shell=bash
+# Environment for tiny-ddp on slurm-local, written by ccl-harness render.
+export OMP_NUM_THREADS=1
+export GLOO_SOCKET_IFNAME=lo
