@@ -37,9 +37,12 @@ std::size_t Diagnostics::error_count() const {
 
 std::size_t Diagnostics::warning_count() const { return m_items.size() - error_count(); }
 
-std::string Diagnostics::format() const {
+std::string Diagnostics::format(bool with_warnings) const {
     std::string out;
     for (const auto& d : m_items) {
+        if (d.severity == Severity::warning && !with_warnings) {
+            continue;
+        }
         out += d.severity == Severity::error ? "ccl-harness: error: " : "ccl-harness: warning: ";
         out += d.text() + "\n";
     }

@@ -28,8 +28,9 @@ public:
     std::size_t warning_count() const;
     const std::vector<Diagnostic>& items() const { return m_items; }
 
-    /// One line per diagnostic, prefixed `ccl-harness: error: ` or `ccl-harness: warning: `.
-    std::string format() const;
+    /// One line per diagnostic, prefixed `ccl-harness: error: ` or `ccl-harness: warning: `;
+    /// warnings left out when `with_warnings` is false.
+    std::string format(bool with_warnings = true) const;
 
 private:
     std::vector<Diagnostic> m_items;

@@ -20,12 +20,6 @@ namespace harness {
 
 namespace {
 
-void print_diagnostics(const Diagnostics& diagnostics) {
-    for (const auto& d : diagnostics.items()) {
-        std::cerr << (d.severity == Severity::error ? "ccl-harness: error: " : "ccl-harness: warning: ") << d.text() << "\n";
-    }
-}
-
 std::string submission(const RenderedRun& run, const ClusterProfile& cluster, const fs::path& dir) {
     const Plan& plan = run.plan;
     if (cluster.scheduler == "slurm") {
@@ -70,13 +64,13 @@ int run_workload(const RunOptions& options, std::ostream& out) {
     const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
     Diagnostics diagnostics = card.diagnostics();
     if (diagnostics.has_errors()) {
-        print_diagnostics(diagnostics);
+        std::cerr << diagnostics.format();
         return k_exit_usage;
     }
     const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
     const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
     const Plan plan = make_plan(card, cluster, true, diagnostics);
-    print_diagnostics(diagnostics);
+    std::cerr << diagnostics.format();
     if (diagnostics.has_errors()) {
         return k_exit_usage;
     }

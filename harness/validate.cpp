@@ -30,11 +30,8 @@ ValidationResult validate_file(const fs::path& file, const ValidateOptions& opti
     result.file = file.string();
     try {
         if (options.profile) {
-            result.diagnostics = ClusterProfile::check(file, nullptr);
-            if (!result.diagnostics.has_errors()) {
-                ClusterProfile profile;
-                result.diagnostics = ClusterProfile::check(file, &profile);
-            }
+            ClusterProfile profile;
+            result.diagnostics = ClusterProfile::check(file, &profile);
             return result;
         }
         const WorkloadCard card = WorkloadCard::load(file, options.overrides);

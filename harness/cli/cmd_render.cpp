@@ -29,19 +29,13 @@ int run_render(const RenderOptions& options) {
     const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
     Diagnostics diagnostics = card.diagnostics();
     if (diagnostics.has_errors()) {
-        std::cerr << diagnostics.format();
+        std::cerr << diagnostics.format(!options.quiet);
         return k_exit_usage;
     }
     const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
     const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
     const Plan plan = make_plan(card, cluster, options.strict, diagnostics);
-    if (!options.quiet || diagnostics.has_errors()) {
-        for (const auto& d : diagnostics.items()) {
-            if (d.severity == Severity::error || !options.quiet) {
-                std::cerr << (d.severity == Severity::error ? "ccl-harness: error: " : "ccl-harness: warning: ") << d.text() << "\n";
-            }
-        }
-    }
+    std::cerr << diagnostics.format(!options.quiet);
     if (diagnostics.has_errors()) {
         return k_exit_usage;
     }

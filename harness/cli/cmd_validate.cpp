@@ -27,12 +27,7 @@ int run_validate(const ValidateCommandOptions& options) {
         if (options.json) {
             continue;
         }
-        for (const auto& d : result.diagnostics.items()) {
-            if (d.severity == Severity::warning && options.quiet) {
-                continue;
-            }
-            std::cerr << (d.severity == Severity::error ? "ccl-harness: error: " : "ccl-harness: warning: ") << d.text() << "\n";
-        }
+        std::cerr << result.diagnostics.format(!options.quiet);
         const auto& diags = result.diagnostics;
         std::cout << fmt::format("{}: {}{}\n", result.file, diags.has_errors() ? "invalid" : "valid",
                                  diags.items().empty() ? ""

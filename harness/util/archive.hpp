@@ -17,11 +17,12 @@ inline constexpr std::int64_t k_archive_mtime = 946684800;
 /// pax (restricted) tar compressed with zstd on `threads` worker threads (below 1 means one).
 /// Entries are sorted by path with fixed mtime, uid/gid 0, no owner names, mode 0755 for
 /// directories and owner-executable files and 0644 otherwise, and nothing else from the host, so
-/// the same tree always packs to the same bytes whatever the thread count. Files are streamed
-/// in chunks: memory does not grow with their size. A symlink or special file, a file that
-/// changes size while it is read, `out_file` inside `source_dir`, or any I/O error throws
-/// HarnessError; the archive is written under a temporary name beside `out_file` and renamed
-/// only when complete, so a failure leaves no archive.
+/// the same tree always packs to the same bytes whatever the thread count. Files are streamed in
+/// chunks: memory does not grow with their size, but it does with `threads` (measured: about
+/// 45 MB with one worker, 10 to 17 MB more for each further one). A symlink or special file, a
+/// file that changes size while it is read, `out_file` inside `source_dir`, an interrupt or any
+/// I/O error throws HarnessError; the archive is written under a temporary name beside
+/// `out_file` and renamed only when complete, so a failure leaves no archive.
 void write_tar_zst(const fs::path& source_dir, const std::string& top_name, const fs::path& out_file, int threads);
 
 struct ExtractLimits {

@@ -1,5 +1,7 @@
 #include "util/strings.hpp"
 
+#include "util/quote.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -89,25 +91,7 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
     return best_distance <= limit ? best : std::string();
 }
 
-std::string enquote(std::string_view word) {
-    std::string out = "\"";
-    for (const char c : word) {
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20) {
-                out += fmt::format("\\x{:02x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-            } else {
-                out += c;
-            }
-        }
-    }
-    return out + "\"";
-}
+std::string enquote(std::string_view word) { return json_string(word); }
 
 bool is_identifier(std::string_view name) {
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) {

@@ -18,7 +18,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 /// The candidate closest to `word` when it is close enough to be a plausible typo, else "".
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
-/// `word` quoted for a message: "value", with control characters escaped.
+/// `word` quoted for a message: "value", with quotes and control characters escaped as in JSON.
 std::string enquote(std::string_view word);
 
 /// A valid POSIX environment variable name.
