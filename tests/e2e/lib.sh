@@ -39,6 +39,12 @@ expect_output() {
     if grep -qF -- "$needle" <<<"$OUT"; then pass; else fail "$what: output lacks [$needle]; output:"$'\n'"$OUT"; fi
 }
 
+# For the run suites, which keep their run directories under $results.
+run_json() { # run_json RUN_DIR EXPR: evaluates a Python expression over run.json (as r)
+    /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]+"/run.json")); print(eval(sys.argv[2]))' "$1" "$2"
+}
+latest_run() { ls -dt "$results"/*/ | head -n 1; }
+
 finish() {
     echo "$(basename "$0"): $checks checks, $failures failed"
     [ "$failures" -eq 0 ]

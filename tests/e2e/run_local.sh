@@ -5,11 +5,6 @@ source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 results="$SCRATCH/results"
 
-run_json() { # run_json RUN_DIR EXPR: evaluates a Python expression over run.json (as r)
-    /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]+"/run.json")); print(eval(sys.argv[2]))' "$1" "$2"
-}
-latest_run() { ls -dt "$results"/*/ | head -n 1; }
-
 # 1. The real workload: 2 ranks, 2 normalized traces with step markers and gloo collectives.
 expect_status 0 "tiny-ddp runs locally" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
 expect_output "rank output is prefixed" "[rank_1] "
