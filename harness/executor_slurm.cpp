@@ -36,6 +36,7 @@ struct JobView {
     std::string elapsed;
     std::string nodes;
     std::string exit_code;  ///< "code:signal"
+    long long restarts = 0; ///< times Slurm requeued it
     std::string raw;
 };
 
@@ -78,6 +79,11 @@ public:
         out.elapsed = get("RunTime");
         out.nodes = get("NodeList");
         out.exit_code = get("ExitCode");
+        try {
+            out.restarts = std::stoll(get("Restarts"));
+        } catch (const std::exception&) {
+            out.restarts = 0;
+        }
         return out;
     }
 
@@ -144,6 +150,7 @@ void execute_slurm(ExecutionContext& context) {
     std::string last_line;
     std::string last_state;
     bool cancel_sent = false;
+    long long restarts = 0;
     std::optional<RunState> result;
     std::string reason;
     auto unreachable_since = std::optional<Clock::time_point>();
@@ -176,6 +183,13 @@ void execute_slurm(ExecutionContext& context) {
             break;
         } else {
             unreachable_since.reset();
+            // A requeue can come and go between two polls; the restart count keeps it.
+            if (view.restarts > restarts) {
+                restarts = view.restarts;
+                record.scheduler["restarts"] = restarts;
+                record.save(context.dir.path);
+                context.out << fmt::format("job {}: requeued (restart {})\n", job, restarts);
+            }
             if (view.state != last_state) {
                 interval = 1.0;
                 last_state = view.state;

@@ -9,8 +9,6 @@ eval "$(bash "$cluster" env)"
 state_dir=$(dirname "$SLURM_CONF")
 results="$SCRATCH/results"
 
-run_json() { /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]+"/run.json")); print(eval(sys.argv[2]))' "$1" "$2"; }
-latest_run() { ls -dt "$results"/*/ | head -n 1; }
 wait_for() { # wait_for FILE TEXT SECONDS
     local i
     for ((i = 0; i < $3 * 5; i++)); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done
@@ -108,7 +106,8 @@ scontrol update JobId="$job" StartTime=now
 status=0
 wait "$harness" || status=$?
 [ "$status" -eq 0 ] && pass || fail "requeued run exited $status: $(cat "$SCRATCH/requeue.log")"
-grep -qE "job $job: (REQUEUED|PENDING)" <(sed -n '/RUNNING/,$p' "$SCRATCH/requeue.log") && pass || fail "the requeue was not seen: $(cat "$SCRATCH/requeue.log")"
+grep -q "job $job: requeued (restart 1)" "$SCRATCH/requeue.log" && pass || fail "the requeue was not seen: $(cat "$SCRATCH/requeue.log")"
+[ "$(run_json "$(latest_run)" 'r["scheduler"]["restarts"]')" = 1 ] && pass || fail "run.json does not count the restart"
 
 # 8. The time limit (Slurm's granularity is a minute).
 expect_status 1 "time limit under Slurm" -- bash -c "$(declare -f misbehave); misbehave sleep --set launch.time_limit=1"
