@@ -17,11 +17,17 @@ struct Command {
 void add_validate(CLI::App& sub, Action& action);
 void add_render(CLI::App& sub, Action& action);
 void add_run(CLI::App& sub, Action& action);
+void add_pack(CLI::App& sub, Action& action);
+void add_verify(CLI::App& sub, Action& action);
+void add_reproduce(CLI::App& sub, Action& action);
 
 inline const Command k_commands[] = {
     {"validate", "check workload cards (or cluster profiles) and report every problem with file:line:column", add_validate},
     {"render", "resolve a card against a cluster and write its launch scripts, configs and container spec", add_render},
-    {"run", "render, execute on the target, follow to the end, and collect the traces into a run directory", add_run},
+    {"run", "render, execute on the target, follow to the end, collect the traces and pack a bundle", add_run},
+    {"pack", "pack a run directory into a verifiable, deterministic <name>.tar.zst bundle", add_pack},
+    {"verify", "check a bundle: checksums, card, traces, rank count, provenance pins (exit 0 valid, 1 invalid, 2 unusable)", add_verify},
+    {"reproduce", "run a bundle again: pinned sources, re-rendered scripts compared byte for byte with the bundled ones", add_reproduce},
 };
 
 } // namespace harness::cli

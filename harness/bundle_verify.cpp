@@ -1,0 +1,1 @@
+#include "bundle_verify.hpp"

@@ -1,0 +1,1 @@
+#include "env_capture.hpp"

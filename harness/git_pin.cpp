@@ -1,0 +1,1 @@
+#include "git_pin.hpp"

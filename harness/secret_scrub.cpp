@@ -1,0 +1,1 @@
+#include "secret_scrub.hpp"
