@@ -3,8 +3,72 @@
 #include "util/quote.hpp"
 
 #include <fmt/format.h>
+#include <simdjson.h>
+#include <stdexcept>
 
 namespace harness {
+
+namespace {
+
+Json from_element(simdjson::dom::element element) {
+    switch (element.type()) {
+    case simdjson::dom::element_type::ARRAY: {
+        Json::Array array;
+        const simdjson::dom::array items = element.get_array().value_unsafe();
+        for (simdjson::dom::element item : items) {
+            array.push_back(from_element(item));
+        }
+        return Json(std::move(array));
+    }
+    case simdjson::dom::element_type::OBJECT: {
+        Json::Object object;
+        const simdjson::dom::object fields = element.get_object().value_unsafe();
+        for (auto field : fields) {
+            object[std::string(field.key)] = from_element(field.value);
+        }
+        return Json(std::move(object));
+    }
+    case simdjson::dom::element_type::INT64: return Json(static_cast<long long>(element.get_int64().value_unsafe()));
+    case simdjson::dom::element_type::UINT64: return Json(static_cast<double>(element.get_uint64().value_unsafe()));
+    case simdjson::dom::element_type::DOUBLE: return Json(element.get_double().value_unsafe());
+    case simdjson::dom::element_type::STRING: return Json(std::string(element.get_string().value_unsafe()));
+    case simdjson::dom::element_type::BOOL: return Json(element.get_bool().value_unsafe());
+    case simdjson::dom::element_type::NULL_VALUE: return Json();
+    }
+    return Json();
+}
+
+} // namespace
+
+Json Json::parse(const std::string& text) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    if (const auto error = parser.parse(text).get(root); error != simdjson::SUCCESS) {
+        throw std::runtime_error(fmt::format("invalid JSON: {}", simdjson::error_message(error)));
+    }
+    return from_element(root);
+}
+
+double Json::as_double() const {
+    if (is_int()) {
+        return static_cast<double>(as_int());
+    }
+    return std::get<double>(m_value);
+}
+
+const Json* Json::find(const std::string& key) const {
+    if (!is_object()) {
+        return nullptr;
+    }
+    const auto& object = as_object();
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &it->second;
+}
+
+std::string Json::string_or(const std::string& key, const std::string& fallback) const {
+    const Json* value = find(key);
+    return value != nullptr && value->is_string() ? value->as_string() : fallback;
+}
 
 Json& Json::operator[](const std::string& key) {
     if (std::holds_alternative<std::nullptr_t>(m_value)) {

@@ -33,6 +33,29 @@ public:
     Json& operator[](const std::string& key);
     void push_back(Json value);
 
+    /// Parses a JSON document (simdjson). Throws std::runtime_error saying what is wrong and
+    /// where (byte offset when simdjson knows it); callers add the file name.
+    static Json parse(const std::string& text);
+
+    bool is_null() const { return std::holds_alternative<std::nullptr_t>(m_value); }
+    bool is_bool() const { return std::holds_alternative<bool>(m_value); }
+    bool is_int() const { return std::holds_alternative<std::int64_t>(m_value); }
+    bool is_number() const { return is_int() || std::holds_alternative<double>(m_value); }
+    bool is_string() const { return std::holds_alternative<std::string>(m_value); }
+    bool is_array() const { return std::holds_alternative<Array>(m_value); }
+    bool is_object() const { return std::holds_alternative<Object>(m_value); }
+    /// Typed reads; each throws std::bad_variant_access on the wrong type, so check first.
+    bool as_bool() const { return std::get<bool>(m_value); }
+    std::int64_t as_int() const { return std::get<std::int64_t>(m_value); }
+    double as_double() const;
+    const std::string& as_string() const { return std::get<std::string>(m_value); }
+    const Array& as_array() const { return std::get<Array>(m_value); }
+    const Object& as_object() const { return std::get<Object>(m_value); }
+    /// The member `key` of an object, or nullptr when absent or when this is not an object.
+    const Json* find(const std::string& key) const;
+    /// The string member `key`, or `fallback` when absent or not a string.
+    std::string string_or(const std::string& key, const std::string& fallback = "") const;
+
     /// Two-space indented, sorted keys, trailing newline at top level when `pretty`.
     std::string dump(bool pretty = true) const;
 
