@@ -144,6 +144,23 @@ std::optional<std::map<std::string, ManifestRecord>> read_records(simdjson::dom:
 
 } // namespace
 
+Json manifest_json(std::vector<ManifestFile> files, const std::string& harness_version) {
+    std::sort(files.begin(), files.end(), [](const ManifestFile& a, const ManifestFile& b) { return a.path < b.path; });
+    Json records = Json::array();
+    for (ManifestFile& file : files) {
+        Json record = Json::object();
+        record["path"] = std::move(file.path);
+        record["size"] = static_cast<long long>(file.size);
+        record["sha256"] = std::move(file.sha256);
+        records.push_back(std::move(record));
+    }
+    Json manifest = Json::object();
+    manifest["format"] = k_manifest_format;
+    manifest["harness_version"] = harness_version;
+    manifest["files"] = std::move(records);
+    return manifest;
+}
+
 Json make_manifest(const fs::path& bundle_dir, const std::string& harness_version) {
     if (!fs::is_directory(bundle_dir)) {
         throw input_error(fmt::format("{}: not a directory", bundle_dir.string()));
@@ -153,19 +170,11 @@ Json make_manifest(const fs::path& bundle_dir, const std::string& harness_versio
         const ManifestProblem& first = listing.unusable.front();
         throw HarnessError(fmt::format("{}: {}: {}", bundle_dir.string(), json_string(first.path), first.message));
     }
-    Json files = Json::array();
+    std::vector<ManifestFile> files;
     for (const auto& [path, size] : listing.files) {
-        Json record = Json::object();
-        record["path"] = path;
-        record["size"] = static_cast<long long>(size);
-        record["sha256"] = sha256_file(bundle_dir / path);
-        files.push_back(std::move(record));
+        files.push_back({path, size, sha256_file(bundle_dir / path)});
     }
-    Json manifest = Json::object();
-    manifest["format"] = k_manifest_format;
-    manifest["harness_version"] = harness_version;
-    manifest["files"] = std::move(files);
-    return manifest;
+    return manifest_json(std::move(files), harness_version);
 }
 
 std::vector<ManifestProblem> check_manifest(const fs::path& bundle_dir) {

@@ -3,6 +3,7 @@
 // against it. The manifest never lists itself.
 #include "util/json.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,7 +15,17 @@ namespace fs = std::filesystem;
 inline constexpr int k_manifest_format = 1;
 inline constexpr const char* k_manifest_name = "manifest.json";
 
-/// {"files": [{"path", "sha256", "size"}...], "format": 1, "harness_version"} for every regular
+struct ManifestFile {
+    std::string path;  ///< relative to the bundle, '/'-separated
+    std::uint64_t size = 0;
+    std::string sha256;
+};
+
+/// {"files": [{"path", "sha256", "size"}...], "format": 1, "harness_version"} with `files`
+/// sorted by path. `pack` builds it from the hashes taken while the files were compressed.
+Json manifest_json(std::vector<ManifestFile> files, const std::string& harness_version);
+
+/// manifest_json() for every regular
 /// file under `bundle_dir` but the top-level manifest.json, sorted by path, hashed in chunks.
 /// A symbolic link, a special file or a name that is not UTF-8 throws HarnessError.
 Json make_manifest(const fs::path& bundle_dir, const std::string& harness_version);

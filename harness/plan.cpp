@@ -366,6 +366,9 @@ Json plan_to_json(const Plan& plan) {
                                                   {"time_limit", plan.time_limit}, {"constraint", plan.constraint}});
     json["container"] = Json(Json::Object{{"image", plan.container_image}, {"runtime", plan.container_runtime}});
     json["source"] = Json(Json::Object{{"repo", plan.source_repo}, {"ref", plan.source_ref}});
+    if (!plan.source_commit.empty()) {
+        json["source"]["commit"] = plan.source_commit;
+    }
     Json env = Json::object();
     for (const auto& [key, value] : plan.env) {
         env[key] = value;

@@ -47,6 +47,7 @@ struct Plan {
     std::string container_runtime;  ///< shifter | podman-hpc | docker | none
     std::string source_repo;
     std::string source_ref;
+    std::string source_commit;  ///< full SHA source_ref resolved to (run, render --pin); empty when not pinned
     std::string script;  ///< entry-point file shipped beside the card (launch.script)
     std::vector<std::pair<std::string, std::string>> env;
     std::vector<std::string> extra_args;

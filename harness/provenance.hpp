@@ -1,1 +1,77 @@
 #pragma once
+// provenance.json (docs/bundle.md): what ran, from what, where and with which tools, written
+// into the run directory once the run is over; and the check `verify` runs on it. Recording it
+// also removes the raw probe reports and scrubs secret values from the logs, the accounting and
+// run.json, so a run directory never keeps a secret once its provenance exists.
+#include "env_capture.hpp"
+#include "git_pin.hpp"
+#include "render.hpp"
+#include "run_record.hpp"
+#include "util/fs.hpp"
+#include "util/json.hpp"
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+inline constexpr int k_provenance_format = 1;
+inline constexpr const char* k_provenance_name = "provenance.json";
+inline constexpr const char* k_harness_patch_name = "harness.patch";
+
+struct InputPin {
+    std::string path;  ///< relative to the harness home; absolute when outside it
+    std::string sha256;
+};
+
+/// The bundle a reproduction ran from (provenance.reproduces).
+struct ReproducedBundle {
+    std::string bundle;           ///< its file name, <name>.tar.zst
+    std::string manifest_sha256;  ///< sha256 of its manifest.json
+};
+
+/// What the harness knows about itself when a run starts; taken before the job runs, so that
+/// an edit to a template or to the checkout while it runs cannot change the record.
+struct ProvenanceFacts {
+    CheckoutState harness;
+    std::vector<InputPin> inputs;         ///< sorted by path, no duplicates
+    EnvironmentMap harness_environment;  ///< its secret values are scrubbed too
+    std::optional<ReproducedBundle> reproduces;
+    std::vector<std::string> warnings;   ///< e.g. the checkout could not be read
+};
+
+/// Hashes the run's inputs, reads the checkout holding `home` and this process's environment.
+/// Throws HarnessError only when an input cannot be read.
+ProvenanceFacts collect_provenance_facts(const RenderedRun& run, const fs::path& home);
+
+/// "sha256:<64 hex>" when `image` is pinned by digest (`name@sha256:...`), else nothing.
+std::optional<std::string> container_digest(const std::string& image);
+
+/// provenance.json's content, unscrubbed. `hosts` groups the probes' ranks by hostname;
+/// `environment` is the capture of the lowest rank's probe, or of the harness's own
+/// environment when no probe reported.
+Json make_provenance(const RenderedRun& run, const RunRecord& record, const ProvenanceFacts& facts,
+                     const std::vector<ProbeReport>& probes);
+
+/// The post-run step, for every final state: takes (reads and deletes) rendered/probe/, learns
+/// the secret values of the harness's and every probe's environment, scrubs every file under
+/// logs/ and accounting/ and run.json in place, then writes harness.patch (when the checkout
+/// was dirty) and provenance.json atomically into `run_dir`. Warnings (unreadable probe
+/// reports...) and the count of redactions go to `out`. Throws HarnessError when a file cannot
+/// be scrubbed or written; nothing may save the RunRecord afterwards (it would undo the scrub).
+void record_provenance(const fs::path& run_dir, const RenderedRun& run, const RunRecord& record,
+                       const ProvenanceFacts& facts, std::ostream& out);
+
+/// Every way `provenance` breaks format 1: missing or mistyped keys, commits that are not 40
+/// lowercase hex digits, sha256s that are not 64, times that are not UTC, captured names that
+/// the capture rules forbid. Each line is "<field>: <problem>"; empty means well-formed.
+std::vector<std::string> provenance_problems(const Json& provenance);
+
+/// provenance_problems on `dir`/provenance.json (a bundle or a run directory), plus a missing
+/// or unparsable file and a harness.patch that it names but `dir` lacks. Lines are prefixed
+/// with the file name they concern.
+std::vector<std::string> check_provenance_file(const fs::path& dir);
+
+} // namespace harness

@@ -133,6 +133,9 @@ mustache::data make_context(const Plan& plan, const ClusterProfile& cluster) {
     ctx.set("has_source", flag(!plan.source_repo.empty()));
     ctx.set("source_repo", text(plan.source_repo));
     ctx.set("source_ref", text(plan.source_ref));
+    ctx.set("source_commit", text(plan.source_commit));
+    // What scripts check out: the pinned SHA when there is one; an unpinned preview shows the ref.
+    ctx.set("source_checkout", text(plan.source_commit.empty() ? plan.source_ref : plan.source_commit));
     ctx.set("script", text(plan.script));
     ctx.set("extra_args", list_of("arg", plan.extra_args));
     ctx.set("has_extra_args", flag(!plan.extra_args.empty()));
@@ -320,7 +323,14 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
         run.files.push_back({"Containerfile", render_template(container, ctx, "Containerfile"), false});
         run.inputs.push_back(container);
     }
-    if (!plan.script.empty()) {
+    if (!plan.script.empty() && !plan.source_repo.empty()) {
+        // With launch.source the script is a path inside the checkout, which exists only once
+        // the launch script has fetched it: nothing to copy, only a path to keep inside it.
+        if (plan.script.find("..") != std::string::npos || fs::path(plan.script).is_absolute()) {
+            throw input_error(fmt::format("{}: launch.script {}: must be a relative path inside launch.source",
+                                          card.document().display_name(), enquote(plan.script)));
+        }
+    } else if (!plan.script.empty()) {
         const fs::path script = card.document().path().parent_path() / plan.script;
         if (plan.script.find("..") != std::string::npos || fs::path(plan.script).is_absolute() ||
             !fs::is_regular_file(script, ec)) {
@@ -330,6 +340,10 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
         run.files.push_back({fs::path(plan.script).filename().string(), read_file(script), false});
         run.inputs.push_back(script);
     }
+    // Launch scripts run it on every host to record versions and environment for provenance.
+    const fs::path probe = home / "templates" / "common" / "ccl_probe.py";
+    run.files.push_back({"ccl_probe.py", read_file(probe), false});
+    run.inputs.push_back(probe);
     run.inputs.push_back(cluster.source);
     run.files.push_back({"env.sh", env_file(plan), false});
     run.files.push_back({"card.yaml", card.document().emit(), false});

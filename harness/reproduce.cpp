@@ -1,1 +1,281 @@
 #include "reproduce.hpp"
+
+#include "bundle_verify.hpp"
+#include "card.hpp"
+#include "cluster.hpp"
+#include "git_pin.hpp"
+#include "home.hpp"
+#include "plan.hpp"
+#include "provenance.hpp"
+#include "run.hpp"
+#include "util/archive.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+#include "util/process.hpp"
+#include "util/scratch_dir.hpp"
+#include "util/strings.hpp"
+#include "yaml_document.hpp"
+
+#include <iostream>
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+namespace harness {
+
+namespace {
+
+struct BundledFile {
+    std::string content;
+    bool executable = false;
+};
+
+/// Every regular file under `dir`, by path relative to it. Links and special files are not
+/// followed: verify has already refused a bundle holding any.
+std::map<std::string, BundledFile> read_tree(const fs::path& dir) {
+    std::map<std::string, BundledFile> files;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (!it->is_regular_file(ec) || it->is_symlink(ec)) {
+            continue;
+        }
+        const auto perms = it->status(ec).permissions();
+        files[fs::relative(it->path(), dir).generic_string()] =
+            BundledFile{read_file(it->path()), (perms & fs::perms::owner_exec) != fs::perms::none};
+    }
+    if (ec) {
+        throw HarnessError(fmt::format("{}: cannot read: {}", dir.string(), ec.message()));
+    }
+    return files;
+}
+
+} // namespace
+
+ScriptComparison compare_scripts(const fs::path& bundled_scripts, const RenderedRun& rendered) {
+    const auto bundled = read_tree(bundled_scripts);
+    ScriptComparison comparison;
+    std::set<std::string> rendered_names;
+    for (const auto& file : rendered.files) {
+        rendered_names.insert(file.name);
+        const auto found = bundled.find(file.name);
+        if (found == bundled.end()) {
+            comparison.only_rendered.push_back(file.name);
+        } else if (found->second.content != file.content || found->second.executable != file.executable) {
+            comparison.differing.push_back(file.name);
+        }
+    }
+    for (const auto& [name, file] : bundled) {
+        if (rendered_names.count(name) == 0) {
+            comparison.only_in_bundle.push_back(name);
+        }
+    }
+    std::sort(comparison.only_rendered.begin(), comparison.only_rendered.end());
+    std::sort(comparison.differing.begin(), comparison.differing.end());
+    return comparison;
+}
+
+std::string scripts_diff(const fs::path& bundled_scripts, const RenderedRun& rendered, const fs::path& scratch) {
+    const fs::path out = scratch / "rendered";
+    std::error_code ec;
+    fs::remove_all(out, ec);
+    fs::create_directories(out);
+    for (const auto& file : rendered.files) {
+        fs::create_directories((out / file.name).parent_path());
+        write_file_atomic(out / file.name, file.content, file.executable);
+    }
+    // diff(1) rather than a diff algorithm of our own: it is in every Debian base system and
+    // people already read its output.
+    Command command;
+    command.argv = {"diff", "-ruN", bundled_scripts.string(), out.string()};
+    command.env = current_environment({{"LC_ALL", "C"}});
+    const ExitStatus status = run_command(command);
+    if (status.signal != 0 || status.code > 1) {
+        throw HarnessError(fmt::format("diff failed ({}): {}", status.describe(), status.output));
+    }
+    std::string text = status.output;
+    // Show stable names, not scratch paths.
+    const auto replace_all = [&text](const std::string& from, const std::string& to) {
+        for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+            text.replace(at, from.size(), to);
+        }
+    };
+    replace_all(bundled_scripts.string(), "bundle/scripts");
+    replace_all(out.string(), "rendered");
+    // File times in the headers are the scratch copies', meaningless here.
+    std::string shown;
+    std::vector<std::string> lines = split(text, '\n');
+    if (!lines.empty() && lines.back().empty()) {
+        lines.pop_back();
+    }
+    for (const auto& line : lines) {
+        const bool header = starts_with(line, "--- ") || starts_with(line, "+++ ");
+        shown += (header ? line.substr(0, line.find('\t')) : line) + '\n';
+    }
+    return shown;
+}
+
+namespace {
+
+Json read_json_file(const fs::path& file) {
+    try {
+        return Json::parse(read_file(file));
+    } catch (const std::exception& error) {
+        throw input_error(fmt::format("{}: {}", file.string(), error.what()));
+    }
+}
+
+/// The commit the bundle pinned for `repo`, from provenance.json's sources.
+std::string pinned_commit(const Json& provenance, const std::string& repo) {
+    if (const Json* sources = provenance.find("sources"); sources != nullptr && sources->is_array()) {
+        for (const Json& source : sources->as_array()) {
+            if (source.string_or("repo") == repo) {
+                return source.string_or("commit");
+            }
+        }
+    }
+    return "";
+}
+
+/// The bundled card, staged with its entry point at the relative path the card names, so that
+/// rendering it finds the script exactly as the original render did.
+fs::path stage_card(const fs::path& scripts, const std::string& card_name, const fs::path& stage) {
+    fs::create_directories(stage);
+    // A card without a name is named after its file: keep the original file name.
+    const fs::path card_file = stage / (card_name.empty() ? std::string("card.yaml") : card_name + ".yaml");
+    fs::copy_file(scripts / "card.yaml", card_file);
+    const WorkloadCard probe = WorkloadCard::load(card_file);
+    const std::string script = trim(scalar_text(find_node(probe.document().root(), "launch.script")));
+    if (!script.empty() && probe.launch.source_repo.empty()) {
+        const fs::path bundled = scripts / fs::path(script).filename();
+        const fs::path target = stage / script;
+        if (fs::path(script).is_absolute() || script.find("..") != std::string::npos || !fs::is_regular_file(bundled)) {
+            throw input_error(fmt::format("bundle: scripts/ has no entry point for launch.script {}", enquote(script)));
+        }
+        fs::create_directories(target.parent_path());
+        fs::copy_file(bundled, target);
+    }
+    return card_file;
+}
+
+RenderedRun bundled_scripts_run(const RenderedRun& rerendered, const fs::path& scripts) {
+    RenderedRun run = rerendered;
+    run.files.clear();
+    for (auto& [name, file] : read_tree(scripts)) {
+        run.files.push_back({name, std::move(file.content), file.executable});
+    }
+    if (run.find(run.launch_script) == nullptr) {
+        throw input_error(fmt::format("bundle: scripts/ has no {}, the launch script this harness would start", run.launch_script));
+    }
+    return run;
+}
+
+} // namespace
+
+int reproduce_bundle(const ReproduceOptions& options, std::ostream& out) {
+    out << std::unitbuf;
+    install_interrupt_handlers();
+    std::error_code ec;
+    if (!fs::exists(options.bundle, ec)) {
+        throw input_error(fmt::format("{}: no such bundle", options.bundle.string()));
+    }
+    const ScratchDir scratch({}, "reproduce");
+
+    // 1. Unpack (safely, into the scratch directory only) and verify in one go.
+    VerifyOptions verify;
+    verify.unpack_into = scratch.path() / "bundle";
+    const BundleReport report = verify_bundle(options.bundle, verify);
+    if (!report.valid()) {
+        for (const auto& problem : report.problems) {
+            std::cerr << fmt::format("{}: {}{}\n", options.bundle.string(), problem.path.empty() ? "" : problem.path + ": ",
+                                     problem.message);
+        }
+        std::cerr << fmt::format("ccl-harness: error: {}: invalid bundle ({} problem{}); not reproducing it\n",
+                                 options.bundle.string(), report.problems.size(), report.problems.size() == 1 ? "" : "s");
+        return k_exit_failure;
+    }
+    const fs::path bundle_dir = report.directory;
+    const Json provenance = read_json_file(bundle_dir / "provenance.json");
+    const Json* run_facts = provenance.find("run");
+    const std::string original_cluster = run_facts != nullptr ? run_facts->string_or("cluster") : "";
+    ReproducedBundle reproduces;
+    reproduces.bundle = fs::is_directory(options.bundle) ? report.name + ".tar.zst" : options.bundle.filename().string();
+    reproduces.manifest_sha256 = sha256_file(bundle_dir / "manifest.json");
+    out << fmt::format("bundle {}: valid ({} files, {} trace{}), manifest sha256 {}\n", report.name, report.files,
+                       report.traces.size(), report.traces.size() == 1 ? "" : "s", reproduces.manifest_sha256.substr(0, 16));
+
+    // 2. The bundled card, planned against the cluster it ran on (or the one asked for).
+    const fs::path home = harness_home();
+    const WorkloadCard card = WorkloadCard::load(
+        stage_card(bundle_dir / "scripts", run_facts != nullptr ? run_facts->string_or("card") : "", scratch.path() / "card"));
+    Diagnostics diagnostics = card.diagnostics();
+    const std::string target = options.cluster.empty() ? original_cluster : options.cluster;
+    if (target.empty()) {
+        throw input_error(fmt::format("{}: provenance.json names no cluster; pass --cluster", options.bundle.string()));
+    }
+    const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
+    Plan plan = make_plan(card, cluster, true, diagnostics);
+    std::cerr << diagnostics.format();
+    if (diagnostics.has_errors()) {
+        return k_exit_usage;
+    }
+
+    // 3. The pinned commit, never the ref again: the branch may have moved since.
+    if (!plan.source_repo.empty()) {
+        const std::string commit = pinned_commit(provenance, plan.source_repo);
+        if (commit.empty()) {
+            throw input_error(fmt::format("{}: provenance.json pins no commit for launch.source {}", options.bundle.string(),
+                                          plan.source_repo));
+        }
+        plan.source_commit =
+            pin_exact(plan.source_repo, plan.source_ref, commit, options.git_cache.empty() ? default_git_cache() : options.git_cache)
+                .commit;
+        out << fmt::format("pinned {} at {} (as the bundle ran it; ref {} not re-resolved)\n", plan.source_repo,
+                           plan.source_commit.substr(0, 12), plan.source_ref);
+    }
+
+    // 4. Re-render and compare byte for byte.
+    RenderedRun run = render_run(card, cluster, plan, home);
+    const fs::path scripts = bundle_dir / "scripts";
+    if (target != original_cluster) {
+        out << fmt::format("re-rendered for {} (the bundle ran on {}): scripts not compared\n", target, original_cluster);
+    } else {
+        const ScriptComparison comparison = compare_scripts(scripts, run);
+        if (comparison.identical()) {
+            out << fmt::format("scripts: {} files identical to the bundle's\n", run.files.size());
+        } else {
+            out << scripts_diff(scripts, run, scratch.path());
+            std::vector<std::string> changed = comparison.differing;
+            for (const auto& name : comparison.only_in_bundle) {
+                changed.push_back(name + " (only in the bundle)");
+            }
+            for (const auto& name : comparison.only_rendered) {
+                changed.push_back(name + " (only in the re-render)");
+            }
+            if (!options.use_bundled_scripts) {
+                std::cerr << fmt::format(
+                    "ccl-harness: error: the templates changed since this bundle was made: {} differ{}.\n"
+                    "  Run the bundled scripts as they are with --use-bundled-scripts, or use the harness version in its "
+                    "provenance.json.\n",
+                    join(changed, ", "), changed.size() == 1 ? "s" : "");
+                return k_exit_failure;
+            }
+            out << "running the bundled scripts as they are (--use-bundled-scripts)\n";
+            run = bundled_scripts_run(run, scripts);
+        }
+    }
+
+    if (options.dry_run) {
+        out << fmt::format("dry run: would run {} on {} ({} node(s) x {} rank(s)) into {}/<run-id>/, reproducing {}\n",
+                           card.name(), target, plan.nodes, plan.ranks_per_node, options.results.string(), reproduces.bundle);
+        return k_exit_ok;
+    }
+    RunOptions run_options;
+    run_options.results = options.results;
+    run_options.grace_seconds = options.grace_seconds;
+    run_options.git_cache = options.git_cache;
+    return execute_rendered_run(card, cluster, target, run, run_options, reproduces, out);
+}
+
+} // namespace harness

@@ -1,10 +1,13 @@
 #include "run.hpp"
 
+#include "bundle_pack.hpp"
 #include "card.hpp"
 #include "cluster.hpp"
 #include "executor.hpp"
+#include "git_pin.hpp"
 #include "home.hpp"
 #include "plan.hpp"
+#include "provenance.hpp"
 #include "render.hpp"
 #include "run_directory.hpp"
 #include "trace_collect.hpp"
@@ -69,10 +72,16 @@ int run_workload(const RunOptions& options, std::ostream& out) {
     }
     const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
     const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
-    const Plan plan = make_plan(card, cluster, true, diagnostics);
+    Plan plan = make_plan(card, cluster, true, diagnostics);
     std::cerr << diagnostics.format();
     if (diagnostics.has_errors()) {
         return k_exit_usage;
+    }
+    if (!plan.source_repo.empty()) {
+        // Before the run directory exists: a ref that does not resolve leaves nothing behind.
+        plan.source_commit =
+            pin_source(plan.source_repo, plan.source_ref, options.git_cache.empty() ? default_git_cache() : options.git_cache).commit;
+        out << fmt::format("pinned {} {} -> {}\n", plan.source_repo, plan.source_ref, plan.source_commit.substr(0, 12));
     }
     const RenderedRun run = render_run(card, cluster, plan, home);
     if (options.dry_run) {
@@ -87,7 +96,17 @@ int run_workload(const RunOptions& options, std::ostream& out) {
         return k_exit_ok;
     }
 
+    return execute_rendered_run(card, cluster, target, run, options, std::nullopt, out);
+}
+
+int execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target, const RenderedRun& run,
+                         const RunOptions& options, const std::optional<ReproducedBundle>& reproduces, std::ostream& out) {
+    out << std::unitbuf;
+    const Plan& plan = run.plan;
     install_interrupt_handlers();
+    // Before the job runs: an edit to a template or the checkout meanwhile must not change it.
+    ProvenanceFacts facts = collect_provenance_facts(run, harness_home());
+    facts.reproduces = reproduces;
     const RunDirectory dir = create_run_directory(options.results, run);
     RunRecord record;
     record.run_id = dir.id;
@@ -121,10 +140,24 @@ int run_workload(const RunOptions& options, std::ostream& out) {
     } else {
         record.save(dir.path);
     }
+    record_provenance(dir.path, run, record, facts, out);
     out << fmt::format("run {} {}{}\n", dir.id, to_string(record.state), record.reason.empty() ? "" : ": " + record.reason);
     out << fmt::format("  run directory: {}\n  traces: {}\n", dir.path.string(),
                        traces.files.empty() ? "(none)" : join(traces.files, ", "));
-    return exit_code_for(record.state);
+    if (record.state != RunState::completed || !options.pack) {
+        return exit_code_for(record.state);
+    }
+    try {
+        const PackResult bundle = pack_run(dir.path);
+        out << fmt::format("  bundle: {} ({} files, sha256 {})\n", bundle.bundle.string(), bundle.files, bundle.sha256);
+    } catch (const HarnessError& error) {
+        // The run itself is intact; say how to retry the packing alone.
+        std::cerr << fmt::format("ccl-harness: error: packing failed: {}\n  the run directory is intact; retry with: "
+                                 "ccl-harness pack {}\n",
+                                 error.what(), dir.path.string());
+        return error.code() == k_exit_interrupted ? k_exit_interrupted : k_exit_failure;
+    }
+    return k_exit_ok;
 }
 
 } // namespace harness

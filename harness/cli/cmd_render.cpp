@@ -1,6 +1,7 @@
 #include "card.hpp"
 #include "cli/commands.hpp"
 #include "cluster.hpp"
+#include "git_pin.hpp"
 #include "home.hpp"
 #include "plan.hpp"
 #include "render.hpp"
@@ -22,6 +23,8 @@ struct RenderOptions {
     bool strict = false;
     bool dry_run = false;
     bool quiet = false;
+    bool pin = false;
+    std::string git_cache;
 };
 
 int run_render(const RenderOptions& options) {
@@ -34,10 +37,14 @@ int run_render(const RenderOptions& options) {
     }
     const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
     const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
-    const Plan plan = make_plan(card, cluster, options.strict, diagnostics);
+    Plan plan = make_plan(card, cluster, options.strict, diagnostics);
     std::cerr << diagnostics.format(!options.quiet);
     if (diagnostics.has_errors()) {
         return k_exit_usage;
+    }
+    if (options.pin && !plan.source_repo.empty()) {
+        plan.source_commit =
+            pin_source(plan.source_repo, plan.source_ref, options.git_cache.empty() ? default_git_cache() : fs::path(options.git_cache)).commit;
     }
     const RenderedRun run = render_run(card, cluster, plan, home);
     const fs::path out = options.out.empty() ? fs::path("results") / "render" / (card.name() + "." + target) : fs::path(options.out);
@@ -67,9 +74,12 @@ void add_render(CLI::App& sub, Action& action) {
     sub.add_flag("--strict", options->strict, "refuse a card that could not run as written (see validate --strict)");
     sub.add_flag("--dry-run", options->dry_run, "print what would be written, write nothing");
     sub.add_flag("-q,--quiet", options->quiet, "print errors only, not warnings");
+    sub.add_flag("--pin", options->pin, "resolve launch.source.ref to its commit SHA (fetches the repo) and render that SHA");
+    sub.add_option("--git-cache", options->git_cache, "with --pin: where repo clones are kept (default: $XDG_CACHE_HOME/ccl-harness/git)");
     sub.footer("Writes the launch script (launch.sbatch / launch.sh), the framework's config, the container spec\n"
                "(Containerfile), env.sh, the effective card.yaml and plan.json. Rendering is deterministic:\n"
-               "the same card gives byte-identical files.\n"
+               "the same card gives byte-identical files. launch.source.ref is rendered as written unless\n"
+               "--pin resolves it to a commit SHA, as run always does.\n"
                "Examples:\n"
                "  ccl-harness render workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local --out /tmp/r\n"
                "  ccl-harness render card.yaml --strict --set launch.account=m4999");

@@ -1,11 +1,34 @@
 #include "cli/commands.hpp"
-#include "util/error.hpp"
+#include "reproduce.hpp"
+
+#include <iostream>
+#include <memory>
 
 namespace harness::cli {
 
 void add_reproduce(CLI::App& sub, Action& action) {
-    (void)sub;
-    action = [] () -> int { throw HarnessError("reproduce: not implemented yet"); };
+    auto options = std::make_shared<ReproduceOptions>();
+    sub.add_option("bundle", options->bundle, "a bundle: <name>.tar.zst or an unpacked <name>/ directory")->required();
+    sub.add_option("--cluster", options->cluster, "run on this cluster profile instead of the one the bundle ran on "
+                                                  "(the scripts are then re-rendered for it, not compared)");
+    sub.add_flag("--dry-run", options->dry_run, "unpack, verify, pin, re-render and compare; run nothing");
+    sub.add_flag("--use-bundled-scripts", options->use_bundled_scripts,
+                 "when the re-render differs from the bundled scripts, show the diff and run the bundled scripts anyway");
+    sub.add_option("--results", options->results, "where the new run directory goes (default: results)");
+    sub.add_option("--git-cache", options->git_cache, "clones of framework sources (default: $XDG_CACHE_HOME/ccl-harness/git)");
+    sub.add_option("--grace", options->grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
+    sub.footer("Steps: unpack safely into a scratch directory (absolute paths, .., links, devices and\n"
+               "decompression bombs are refused before anything is written), verify as `verify` does, fetch\n"
+               "the framework commits pinned in provenance.json (the refs are not resolved again), re-render\n"
+               "the bundled card with this harness's templates, and compare with scripts/ byte for byte.\n"
+               "Identical: run, pack, and record in provenance.json which bundle (and manifest sha256) this\n"
+               "reproduces. Different: print a unified diff and stop, unless --use-bundled-scripts.\n"
+               "Exit status: 0 reproduced (or would be, with --dry-run), 1 invalid bundle, scripts differ or\n"
+               "the run failed, 2 unusable input, 130 interrupted.\n"
+               "Examples:\n"
+               "  ccl-harness reproduce results/tiny-ddp-20261123T101500Z-1a2b3c.tar.zst --dry-run\n"
+               "  ccl-harness reproduce bundle.tar.zst --cluster slurm-local");
+    sub.callback([options, &action] { action = [options] { return reproduce_bundle(*options, std::cout); }; });
 }
 
 } // namespace harness::cli

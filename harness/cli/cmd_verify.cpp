@@ -1,11 +1,94 @@
+#include "bundle_verify.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <iostream>
+#include <memory>
 
 namespace harness::cli {
 
-void add_verify(CLI::App& sub, Action& action) {
-    (void)sub;
-    action = [] () -> int { throw HarnessError("verify: not implemented yet"); };
+namespace {
+
+struct VerifyCommandOptions {
+    std::vector<std::string> bundles;
+    bool json = false;
+    bool quiet = false;
+};
+
+void print_report(const BundleReport &report, bool quiet) {
+    if (!quiet) {
+        for (const BundleProblem &problem : report.problems) {
+            std::cout << (problem.path.empty()
+                              ? fmt::format("{}: {}\n", report.bundle, problem.message)
+                              : fmt::format("{}: {}: {}\n", report.bundle, problem.path, problem.message));
+        }
+    }
+    const std::size_t count = report.problems.size();
+    std::cout << (report.valid()
+                      ? fmt::format("{}: valid ({} files, {} traces, {} steps)\n", report.bundle, report.files,
+                                    report.traces.size(), report.steps())
+                      : fmt::format("{}: invalid ({} problem{})\n", report.bundle, count, count == 1 ? "" : "s"));
+}
+
+int run_verify(const VerifyCommandOptions &options) {
+    // Ctrl-C becomes an exception that unwinds through the scratch directory's cleanup.
+    install_interrupt_handlers();
+    Json results = Json::array();
+    int status = k_exit_ok;
+    for (const std::string &bundle : options.bundles) {
+        try {
+            const BundleReport report = verify_bundle(bundle);
+            status = std::max(status, report.valid() ? int{k_exit_ok} : int{k_exit_failure});
+            if (options.json) {
+                results.push_back(bundle_report_to_json(report));
+            } else {
+                print_report(report, options.quiet);
+            }
+        } catch (const HarnessError &e) {
+            if (e.code() == k_exit_interrupted) {
+                throw;
+            }
+            // One unusable bundle does not stop the others from being checked.
+            status = std::max(status, e.code());
+            if (options.json) {
+                Json entry = Json::object();
+                entry["bundle"] = bundle;
+                entry["valid"] = false;
+                entry["error"] = e.what();
+                results.push_back(std::move(entry));
+            } else {
+                std::cerr << fmt::format("ccl-harness: error: {}\n", e.what());
+            }
+        }
+    }
+    if (options.json) {
+        std::cout << (results.as_array().size() == 1 ? results.as_array().front() : results).dump();
+    }
+    return status;
+}
+
+} // namespace
+
+void add_verify(CLI::App &sub, Action &action) {
+    auto options = std::make_shared<VerifyCommandOptions>();
+    sub.add_option("bundles", options->bundles, "bundles: <name>.tar.zst archives or unpacked <name>/ directories")
+        ->required();
+    sub.add_flag("--json", options->json,
+                 "print the report as JSON on stdout: one object, or an array of them for several bundles");
+    sub.add_flag("-q,--quiet", options->quiet, "print one summary line per bundle, not its problems");
+    sub.footer("Checks every checksum and size against manifest.json, missing and unlisted files, the card\n"
+               "(validate), every trace (parses, step markers), the rank traces against the card's total_count,\n"
+               "the provenance pins and run.json; every problem is listed as BUNDLE: PATH: MESSAGE.\n"
+               "An archive is unpacked safely into a scratch directory under $TMPDIR, removed afterwards.\n"
+               "Exit status: 0 every bundle valid, 1 a bundle is invalid (or its archive damaged or truncated),\n"
+               "2 unusable input (no such path, not a .tar.zst, an archive refused as unsafe), 130 interrupted.\n"
+               "Examples:\n"
+               "  ccl-harness verify results/tiny-ddp-20261123T112800Z-4d4738.tar.zst\n"
+               "  ccl-harness verify --json bundles/*.tar.zst");
+    sub.callback([options, &action] { action = [options] { return run_verify(*options); }; });
 }
 
 } // namespace harness::cli

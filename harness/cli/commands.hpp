@@ -20,6 +20,7 @@ void add_run(CLI::App& sub, Action& action);
 void add_pack(CLI::App& sub, Action& action);
 void add_verify(CLI::App& sub, Action& action);
 void add_reproduce(CLI::App& sub, Action& action);
+void add_metrics(CLI::App& sub, Action& action);
 
 inline const Command k_commands[] = {
     {"validate", "check workload cards (or cluster profiles) and report every problem with file:line:column", add_validate},
@@ -28,6 +29,7 @@ inline const Command k_commands[] = {
     {"pack", "pack a run directory into a verifiable, deterministic <name>.tar.zst bundle", add_pack},
     {"verify", "check a bundle: checksums, card, traces, rank count, provenance pins (exit 0 valid, 1 invalid, 2 unusable)", add_verify},
     {"reproduce", "run a bundle again: pinned sources, re-rendered scripts compared byte for byte with the bundled ones", add_reproduce},
+    {"metrics", "compute the CCL-Bench metrics from a run's traces (default classifier, or --reference bug for bug)", add_metrics},
 };
 
 } // namespace harness::cli

@@ -1,28 +1,29 @@
+// Writing .tar.zst archives: libarchive frames the tar, util/zstd_stream compresses it.
 #include "util/archive.hpp"
+#include "util/archive_detail.hpp"
 
 #include "util/error.hpp"
-#include "util/interrupt.hpp"
 #include "util/quote.hpp"
+#include "util/zstd_stream.hpp"
 
 #include <algorithm>
 #include <archive.h>
 #include <archive_entry.h>
 #include <cerrno>
-#include <cstring>
+#include <cstdio>
+#include <exception>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <memory>
 #include <openssl/evp.h>
-#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 namespace harness {
 
-namespace {
+using namespace archive_detail;
 
-constexpr std::size_t k_chunk = std::size_t{1} << 20;
+namespace {
 
 struct ArchiveWriteFree {
     void operator()(archive* a) const {
@@ -32,123 +33,13 @@ struct ArchiveWriteFree {
         archive_write_free(a);
     }
 };
-struct ArchiveReadFree {
-    void operator()(archive* a) const { archive_read_free(a); }
-};
 struct EntryFree {
     void operator()(archive_entry* e) const { archive_entry_free(e); }
 };
 using WriteHandle = std::unique_ptr<archive, ArchiveWriteFree>;
-using ReadHandle = std::unique_ptr<archive, ArchiveReadFree>;
 using EntryHandle = std::unique_ptr<archive_entry, EntryFree>;
 
-/// A file descriptor closed on every path out.
-class Fd {
-public:
-    explicit Fd(int fd) : m_fd(fd) {}
-    ~Fd() {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return m_fd; }
-    /// Closes now, reporting the error a deferred close would have swallowed.
-    int close() {
-        const int fd = m_fd;
-        m_fd = -1;
-        return ::close(fd);
-    }
-
-private:
-    int m_fd;
-};
-
-/// Removes a path on destruction unless the work that produced it completed.
-class RemoveUnlessKept {
-public:
-    explicit RemoveUnlessKept(fs::path path) : m_path(std::move(path)) {}
-    ~RemoveUnlessKept() {
-        if (!m_kept) {
-            std::error_code ec;
-            fs::remove_all(m_path, ec);
-        }
-    }
-    RemoveUnlessKept(const RemoveUnlessKept&) = delete;
-    RemoveUnlessKept& operator=(const RemoveUnlessKept&) = delete;
-    void keep() { m_kept = true; }
-
-private:
-    fs::path m_path;
-    bool m_kept = false;
-};
-
-std::string la_error(archive* a) {
-    const char* message = archive_error_string(a);
-    return message != nullptr ? message : "unknown libarchive error";
-}
-
-std::string errno_text() { return std::strerror(errno); }
-
-void check_interrupt() {
-    if (interrupt_signal() != 0) {
-        throw HarnessError("interrupted", k_exit_interrupted);
-    }
-}
-
-// ---- packing ----
-
-struct SourceEntry {
-    std::string relative; // generic form, '/' separated
-    bool directory = false;
-};
-
-std::vector<SourceEntry> list_source(const fs::path& source_dir) {
-    std::vector<SourceEntry> entries;
-    std::error_code ec;
-    fs::recursive_directory_iterator it(source_dir, ec);
-    const fs::recursive_directory_iterator end;
-    for (; !ec && it != end; it.increment(ec)) {
-        const fs::file_status status = it->symlink_status(ec);
-        if (ec) {
-            break;
-        }
-        const std::string relative = it->path().lexically_relative(source_dir).generic_string();
-        if (fs::is_directory(status)) {
-            entries.push_back({relative, true});
-        } else if (fs::is_regular_file(status)) {
-            entries.push_back({relative, false});
-        } else if (fs::is_symlink(status)) {
-            throw HarnessError(fmt::format("{}: refusing to pack a symbolic link", json_string(it->path().string())));
-        } else {
-            throw HarnessError(fmt::format("{}: refusing to pack a special file", json_string(it->path().string())));
-        }
-    }
-    if (ec) {
-        throw HarnessError(fmt::format("{}: cannot list: {}", source_dir.string(), ec.message()));
-    }
-    std::sort(entries.begin(), entries.end(),
-              [](const SourceEntry& a, const SourceEntry& b) { return a.relative < b.relative; });
-    return entries;
-}
-
-bool is_inside(const fs::path& path, const fs::path& dir) {
-    const fs::path p = fs::weakly_canonical(path);
-    const fs::path d = fs::weakly_canonical(dir);
-    auto pi = p.begin();
-    for (auto di = d.begin(); di != d.end(); ++di, ++pi) {
-        if (di->empty()) {
-            continue; // a trailing separator
-        }
-        if (pi == p.end() || *pi != *di) {
-            return false;
-        }
-    }
-    return true;
-}
-
-EntryHandle fixed_entry(const std::string& name, bool directory, bool executable, std::int64_t size) {
+EntryHandle fixed_entry(const std::string& name, bool directory, bool executable, std::uint64_t size) {
     EntryHandle entry(archive_entry_new());
     if (!entry) {
         throw HarnessError("archive: out of memory");
@@ -160,43 +51,263 @@ EntryHandle fixed_entry(const std::string& name, bool directory, bool executable
     archive_entry_set_pathname(entry.get(), name.c_str());
     archive_entry_set_filetype(entry.get(), directory ? AE_IFDIR : AE_IFREG);
     archive_entry_set_perm(entry.get(), directory || executable ? 0755 : 0644);
-    archive_entry_set_size(entry.get(), directory ? 0 : size);
+    archive_entry_set_size(entry.get(), directory ? 0 : static_cast<la_int64_t>(size));
     archive_entry_set_mtime(entry.get(), k_archive_mtime, 0);
     archive_entry_set_uid(entry.get(), 0);
     archive_entry_set_gid(entry.get(), 0);
     return entry;
 }
 
-void write_header(archive* a, archive_entry* entry, const std::string& name) {
-    if (archive_write_header(a, entry) < ARCHIVE_WARN) {
-        throw HarnessError(fmt::format("{}: cannot add to the archive: {}", json_string(name), la_error(a)));
+void check_entry_name(const std::string& name) {
+    bool bad = name.empty() || name.front() == '/';
+    for (std::size_t start = 0; !bad && start <= name.size();) {
+        const std::size_t slash = std::min(name.find('/', start), name.size());
+        const std::string_view part = std::string_view(name).substr(start, slash - start);
+        bad = part.empty() || part == "." || part == "..";
+        start = slash + 1;
+    }
+    if (bad) {
+        throw HarnessError(fmt::format("archive entry {}: not a plain relative path", json_string(name)));
     }
 }
 
-void write_file_entry(archive* a, const fs::path& file, const std::string& name, std::vector<char>& buffer) {
-    Fd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    struct stat info {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0) {
-        throw HarnessError(fmt::format("{}: cannot read: {}", file.string(), errno_text()));
-    }
-    if (!S_ISREG(info.st_mode)) {
-        throw HarnessError(fmt::format("{}: changed into something other than a file while packing", file.string()));
-    }
-    const bool executable = (info.st_mode & S_IXUSR) != 0;
-    const EntryHandle entry = fixed_entry(name, false, executable, static_cast<std::int64_t>(info.st_size));
-    write_header(a, entry.get(), name);
-    const auto expected = static_cast<std::uint64_t>(info.st_size);
-    std::uint64_t total = 0;
-    for (;;) {
-        check_interrupt();
-        // Read one byte past the expected size at most, to notice a file still being written.
-        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), expected - total + 1));
-        const ssize_t n = ::read(fd.get(), buffer.data(), want);
+void write_all(int fd, const char* data, std::size_t size, const fs::path& file) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, data, size);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n < 0) {
-            throw HarnessError(fmt::format("{}: cannot read: {}", file.string(), errno_text()));
+            throw HarnessError(fmt::format("{}: cannot write: {}", file.string(), errno_text()));
+        }
+        data += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
+/// rename(2) that never replaces an existing file.
+int rename_no_replace(const char* from, const char* to) {
+    if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) {
+        return 0;
+    }
+    if (errno != EINVAL && errno != ENOSYS) {
+        return -1;
+    }
+    // A file system without RENAME_NOREPLACE: link(2) refuses an existing target just as well.
+    if (::link(from, to) != 0) {
+        return -1;
+    }
+    ::unlink(from);
+    return 0;
+}
+
+} // namespace
+
+// ---- Sha256 ----
+
+struct Sha256::Context {
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
+};
+
+Sha256::Sha256() : m_context(std::make_unique<Context>()) {
+    if (!m_context->md || EVP_DigestInit_ex(m_context->md.get(), EVP_sha256(), nullptr) != 1) {
+        throw HarnessError("sha256: digest failed");
+    }
+}
+
+Sha256::~Sha256() = default;
+
+void Sha256::update(const void* data, std::size_t size) {
+    if (EVP_DigestUpdate(m_context->md.get(), data, size) != 1) {
+        throw HarnessError("sha256: digest failed");
+    }
+}
+
+std::string Sha256::finish() {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_DigestFinal_ex(m_context->md.get(), digest, &length) != 1) {
+        throw HarnessError("sha256: digest failed");
+    }
+    static constexpr char k_hex[] = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(2 * length);
+    for (unsigned int i = 0; i < length; ++i) {
+        hex += k_hex[digest[i] >> 4];
+        hex += k_hex[digest[i] & 0xf];
+    }
+    return hex;
+}
+
+std::string sha256_file(const fs::path& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+        throw HarnessError(fmt::format("{}: cannot read: {}", path.string(), errno_text()));
+    }
+    Sha256 hash;
+    std::vector<char> buffer(k_chunk);
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            throw HarnessError(fmt::format("{}: cannot read: {}", path.string(), errno_text()));
+        }
+        if (n == 0) {
+            break;
+        }
+        hash.update(buffer.data(), static_cast<std::size_t>(n));
+    }
+    return hash.finish();
+}
+
+// ---- TarZstWriter ----
+
+// Members are destroyed in reverse order: libarchive first (it must not write any more), then
+// the compressor (joins its workers), the descriptor, and last the temporary file.
+struct TarZstWriter::State {
+    fs::path out_file;
+    std::string temp;
+    std::unique_ptr<RemoveUnlessKept> cleanup;
+    std::unique_ptr<Fd> fd;
+    Sha256 archive_hash;
+    std::uint64_t archive_bytes = 0;
+    std::unique_ptr<ZstdStream> zstd;
+    WriteHandle a;
+    std::exception_ptr sink_error;  ///< what stopped the compressor inside a libarchive callback
+    std::vector<char> buffer;
+    bool failed = false;
+    bool finished = false;
+
+    /// The libarchive failure, or the exception our callback could not throw through C.
+    [[noreturn]] void fail(const std::string& what) {
+        failed = true;
+        if (sink_error) {
+            std::rethrow_exception(sink_error);
+        }
+        throw HarnessError(fmt::format("{}: {}: {}", out_file.string(), what, la_error(a.get())));
+    }
+
+    void usable() const {
+        if (failed || finished) {
+            throw HarnessError(fmt::format("{}: the archive is {}", out_file.string(), failed ? "broken by an earlier error" : "finished"));
+        }
+    }
+
+    void header(const std::string& name, bool directory, bool executable, std::uint64_t size) {
+        const EntryHandle entry = fixed_entry(name, directory, executable, size);
+        if (archive_write_header(a.get(), entry.get()) < ARCHIVE_WARN) {
+            fail(fmt::format("cannot add {}", json_string(name)));
+        }
+    }
+
+    void data(const std::string& name, const char* bytes, std::size_t size) {
+        if (archive_write_data(a.get(), bytes, size) != static_cast<la_ssize_t>(size)) {
+            fail(fmt::format("cannot add {}", json_string(name)));
+        }
+    }
+
+    /// libarchive's output: the uncompressed tar stream.
+    static la_ssize_t compress(archive* a, void* client, const void* buffer, std::size_t length) {
+        auto* state = static_cast<State*>(client);
+        try {
+            state->zstd->write(buffer, length);
+            return static_cast<la_ssize_t>(length);
+        } catch (...) {
+            // Exceptions cannot cross libarchive's C frames: fail() rethrows this one.
+            state->sink_error = std::current_exception();
+            archive_set_error(a, EIO, "compression stopped");
+            return -1;
+        }
+    }
+};
+
+TarZstWriter::TarZstWriter(const fs::path& out_file, int threads) : m_state(std::make_unique<State>()) {
+    State& s = *m_state;
+    s.out_file = out_file;
+    const fs::path dir = out_file.parent_path().empty() ? fs::path(".") : out_file.parent_path();
+    s.temp = (dir / ("." + out_file.filename().string() + ".tmp-XXXXXX")).string();
+    const int fd = ::mkstemp(s.temp.data());
+    if (fd < 0) {
+        throw HarnessError(fmt::format("{}: cannot write: {}", out_file.string(), errno_text()));
+    }
+    s.fd = std::make_unique<Fd>(fd);
+    s.cleanup = std::make_unique<RemoveUnlessKept>(s.temp);
+    State* state = m_state.get();
+    s.zstd = std::make_unique<ZstdStream>(zstd_workers(threads), [state](const char* data, std::size_t size) {
+        state->archive_hash.update(data, size);
+        write_all(state->fd->get(), data, size, state->out_file);
+        state->archive_bytes += size;
+    });
+    s.a.reset(archive_write_new());
+    if (!s.a) {
+        throw HarnessError("archive: out of memory");
+    }
+    if (archive_write_set_format_pax_restricted(s.a.get()) != ARCHIVE_OK) {
+        s.fail("cannot set the tar format");
+    }
+    // No blocking: each write reaches the compressor as it is, without a copy into 10 KB blocks.
+    archive_write_set_bytes_per_block(s.a.get(), 0);
+    if (archive_write_open(s.a.get(), state, nullptr, &State::compress, nullptr) != ARCHIVE_OK) {
+        s.fail("cannot start the archive");
+    }
+    s.buffer.resize(k_chunk);
+}
+
+TarZstWriter::~TarZstWriter() = default;
+
+const fs::path& TarZstWriter::out_file() const { return m_state->out_file; }
+
+void TarZstWriter::add_directory(const std::string& path) {
+    State& s = *m_state;
+    s.usable();
+    check_entry_name(path);
+    check_interrupt();
+    s.header(path + "/", true, true, 0);
+}
+
+ArchivedContent TarZstWriter::add_bytes(const std::string& path, std::string_view content, bool executable) {
+    State& s = *m_state;
+    s.usable();
+    check_entry_name(path);
+    check_interrupt();
+    s.header(path, false, executable, content.size());
+    Sha256 hash;
+    hash.update(content.data(), content.size());
+    s.data(path, content.data(), content.size());
+    return {content.size(), hash.finish()};
+}
+
+ArchivedContent TarZstWriter::add_file(const std::string& path, const fs::path& source) {
+    State& s = *m_state;
+    s.usable();
+    check_entry_name(path);
+    check_interrupt();
+    Fd fd(::open(source.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    struct stat info {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0) {
+        throw HarnessError(fmt::format("{}: cannot read: {}", source.string(), errno == ELOOP ? "a symbolic link" : errno_text()));
+    }
+    if (!S_ISREG(info.st_mode)) {
+        throw HarnessError(fmt::format("{}: refusing to pack something other than a regular file", source.string()));
+    }
+    ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+    const auto expected = static_cast<std::uint64_t>(info.st_size);
+    s.header(path, false, (info.st_mode & S_IXUSR) != 0, expected);
+    Sha256 hash;
+    std::uint64_t total = 0;
+    for (;;) {
+        check_interrupt();
+        // Read one byte past the expected size at most, to notice a file still being written.
+        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(s.buffer.size(), expected - total + 1));
+        const ssize_t n = ::read(fd.get(), s.buffer.data(), want);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            s.failed = true;
+            throw HarnessError(fmt::format("{}: cannot read: {}", source.string(), errno_text()));
         }
         if (n == 0) {
             break;
@@ -205,223 +316,91 @@ void write_file_entry(archive* a, const fs::path& file, const std::string& name,
         if (total > expected) {
             break;
         }
-        const la_ssize_t written = archive_write_data(a, buffer.data(), static_cast<std::size_t>(n));
-        if (written != static_cast<la_ssize_t>(n)) {
-            throw HarnessError(fmt::format("{}: cannot add to the archive: {}", json_string(name), la_error(a)));
-        }
+        hash.update(s.buffer.data(), static_cast<std::size_t>(n));
+        s.data(path, s.buffer.data(), static_cast<std::size_t>(n));
     }
     if (total != expected) {
-        throw HarnessError(fmt::format("{}: {} while it was packed", file.string(), total > expected ? "grew" : "shrank"));
+        s.failed = true;
+        throw HarnessError(fmt::format("{}: {} while it was packed", source.string(), total > expected ? "grew" : "shrank"));
     }
+    return {expected, hash.finish()};
 }
 
-// ---- unpacking ----
-
-/// What the checks carry from one entry to the next.
-struct ExtractState {
-    std::uint64_t compressed_size = 0;
-    std::uint64_t entries = 0;
-    std::uint64_t bytes = 0;
-    std::set<std::string> files;
-    std::set<std::string> directories;
-};
-
-struct CheckedEntry {
-    std::string relative; // empty for the archive's own root ("./")
-    bool directory = false;
-    bool executable = false;
-};
-
-CheckedEntry check_entry(archive_entry* entry, const fs::path& archive_path, const ExtractLimits& limits,
-                         ExtractState& state) {
-    const char* raw = archive_entry_pathname(entry);
-    if (raw == nullptr) {
-        raw = archive_entry_pathname_utf8(entry);
+ArchivedContent TarZstWriter::finish(bool replace) {
+    State& s = *m_state;
+    s.usable();
+    check_interrupt();
+    if (archive_write_close(s.a.get()) != ARCHIVE_OK) {
+        s.fail("cannot finish the archive");
     }
-    const std::string name = raw != nullptr ? raw : "";
-    auto refuse = [&](const std::string& why) {
-        return HarnessError(fmt::format("{}: entry {}: {}", archive_path.string(), json_string(name), why));
-    };
-    if (name.empty()) {
-        throw refuse("an entry without a path");
+    s.failed = true;  // until the rename: any error below leaves nothing to add to
+    s.zstd->finish();
+    const int fd = s.fd->get();
+    if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0 || s.fd->close() != 0) {
+        throw HarnessError(fmt::format("{}: cannot write: {}", s.out_file.string(), errno_text()));
     }
-    if (name.front() == '/') {
-        throw refuse("an absolute path");
+    check_interrupt();
+    const int renamed = replace ? ::rename(s.temp.c_str(), s.out_file.c_str()) : rename_no_replace(s.temp.c_str(), s.out_file.c_str());
+    if (renamed != 0) {
+        throw HarnessError(fmt::format("{}: cannot write: {}", s.out_file.string(),
+                                       errno == EEXIST ? "it exists (written meanwhile by something else?)" : errno_text()));
     }
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= name.size()) {
-        const std::size_t slash = std::min(name.find('/', start), name.size());
-        const std::string part = name.substr(start, slash - start);
-        if (part == "..") {
-            throw refuse("a path that leaves the target directory");
-        }
-        if (!part.empty() && part != ".") {
-            parts.push_back(part);
-        }
-        start = slash + 1;
-    }
-
-    CheckedEntry checked;
-    if (archive_entry_hardlink(entry) != nullptr) {
-        throw refuse("a hard link (links are not unpacked)");
-    }
-    switch (archive_entry_filetype(entry)) {
-    case AE_IFREG:
-        break;
-    case AE_IFDIR:
-        checked.directory = true;
-        break;
-    case AE_IFLNK:
-        throw refuse("a symbolic link (links are not unpacked)");
-    case AE_IFCHR:
-    case AE_IFBLK:
-        throw refuse("a device node");
-    case AE_IFIFO:
-        throw refuse("a FIFO");
-    case AE_IFSOCK:
-        throw refuse("a socket");
-    default:
-        throw refuse("an entry that is neither a file nor a directory");
-    }
-    checked.executable = (archive_entry_perm(entry) & 0111) != 0;
-
-    if (++state.entries > limits.max_entries) {
-        throw refuse(fmt::format("more than {} entries", limits.max_entries));
-    }
-    if (!checked.directory) {
-        const std::int64_t size = archive_entry_size(entry);
-        if (size < 0) {
-            throw refuse("a negative size");
-        }
-        state.bytes += static_cast<std::uint64_t>(size);
-        if (state.bytes > limits.max_bytes) {
-            throw refuse(fmt::format("expands past the limit of {} bytes", limits.max_bytes));
-        }
-        const double ratio = static_cast<double>(state.bytes) / static_cast<double>(std::max<std::uint64_t>(state.compressed_size, 1));
-        if (state.bytes > limits.ratio_floor && ratio > limits.max_ratio) {
-            throw refuse(fmt::format("expands {:.0f} times the archive's {} bytes (the limit is {:.0f}): a decompression bomb?",
-                                     ratio, state.compressed_size, limits.max_ratio));
-        }
-    }
-
-    std::string prefix;
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-        prefix += (i == 0 ? "" : "/") + parts[i];
-        if (i + 1 < parts.size() && state.files.count(prefix) != 0) {
-            throw refuse(fmt::format("a path under the file {}", json_string(prefix)));
-        }
-    }
-    checked.relative = prefix;
-    if (checked.relative.empty()) {
-        if (!checked.directory) {
-            throw refuse("a file named like the target directory");
-        }
-        return checked;
-    }
-    if (state.files.count(prefix) != 0 || (!checked.directory && state.directories.count(prefix) != 0)) {
-        throw refuse("a duplicate path");
-    }
-    (checked.directory ? state.directories : state.files).insert(prefix);
-    return checked;
+    s.cleanup->keep();
+    s.failed = false;
+    s.finished = true;
+    return {s.archive_bytes, s.archive_hash.finish()};
 }
 
-void make_directories(const fs::path& dir) {
+// ---- a whole directory ----
+
+namespace {
+
+struct SourceEntry {
+    std::string name;  // the entry name, '/'-terminated for a directory
+    fs::path source;
+};
+
+std::vector<SourceEntry> list_source(const fs::path& source_dir, const std::string& top_name) {
+    std::vector<SourceEntry> entries;
     std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
-        throw HarnessError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
-    }
-}
-
-ReadHandle open_for_reading(const fs::path& archive_path, int fd) {
-    ReadHandle a(archive_read_new());
-    if (!a) {
-        throw HarnessError("archive: out of memory");
-    }
-    archive_read_support_filter_zstd(a.get());
-    archive_read_support_format_tar(a.get());
-    if (archive_read_open_fd(a.get(), fd, k_chunk) != ARCHIVE_OK) {
-        throw HarnessError(fmt::format("{}: cannot open: {}", archive_path.string(), la_error(a.get())));
-    }
-    return a;
-}
-
-/// One pass over the archive: every header is checked; `dest_dir` empty means check only.
-void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const ExtractLimits& limits) {
-    Fd fd(::open(archive_path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat info {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0) {
-        throw HarnessError(fmt::format("{}: cannot read: {}", archive_path.string(), errno_text()));
-    }
-    if (!S_ISREG(info.st_mode)) {
-        throw HarnessError(fmt::format("{}: not a file", archive_path.string()));
-    }
-    ExtractState state;
-    state.compressed_size = static_cast<std::uint64_t>(info.st_size);
-    const ReadHandle a = open_for_reading(archive_path, fd.get());
-    std::vector<char> buffer(dest_dir.empty() ? 0 : k_chunk);
-    for (;;) {
-        check_interrupt();
-        archive_entry* entry = nullptr;
-        const int r = archive_read_next_header(a.get(), &entry);
-        if (r == ARCHIVE_EOF) {
+    fs::recursive_directory_iterator it(source_dir, ec);
+    const fs::recursive_directory_iterator end;
+    for (; !ec && it != end; it.increment(ec)) {
+        const fs::file_status status = it->symlink_status(ec);
+        if (ec) {
             break;
         }
-        if (r < ARCHIVE_WARN) {
-            throw HarnessError(fmt::format("{}: not a readable .tar.zst: {}", archive_path.string(), la_error(a.get())));
-        }
-        if (archive_filter_code(a.get(), 0) != ARCHIVE_FILTER_ZSTD) {
-            throw HarnessError(fmt::format("{}: not zstd-compressed", archive_path.string()));
-        }
-        const CheckedEntry checked = check_entry(entry, archive_path, limits, state);
-        const auto corrupt = [&] {
-            return HarnessError(fmt::format("{}: entry {}: cannot read: {}", archive_path.string(),
-                                            json_string(checked.relative), la_error(a.get())));
-        };
-        if (dest_dir.empty() || checked.directory || checked.relative.empty()) {
-            if (archive_read_data_skip(a.get()) != ARCHIVE_OK) {
-                throw corrupt();
-            }
-            if (!dest_dir.empty() && !checked.relative.empty()) {
-                make_directories(dest_dir / checked.relative);
-            }
-            continue;
-        }
-        const fs::path target = dest_dir / checked.relative;
-        make_directories(target.parent_path());
-        const mode_t mode = checked.executable ? 0755 : 0644;
-        Fd out(::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-        if (out.get() < 0) {
-            throw HarnessError(fmt::format("{}: cannot create: {}", target.string(), errno_text()));
-        }
-        for (;;) {
-            const la_ssize_t n = archive_read_data(a.get(), buffer.data(), buffer.size());
-            if (n < 0) {
-                throw corrupt();
-            }
-            if (n == 0) {
-                break;
-            }
-            const char* data = buffer.data();
-            auto left = static_cast<std::size_t>(n);
-            while (left > 0) {
-                const ssize_t w = ::write(out.get(), data, left);
-                if (w < 0 && errno == EINTR) {
-                    continue;
-                }
-                if (w < 0) {
-                    throw HarnessError(fmt::format("{}: cannot write: {}", target.string(), errno_text()));
-                }
-                data += w;
-                left -= static_cast<std::size_t>(w);
-            }
-            check_interrupt();
-        }
-        if (out.close() != 0) {
-            throw HarnessError(fmt::format("{}: cannot write: {}", target.string(), errno_text()));
+        const std::string name = top_name + "/" + it->path().lexically_relative(source_dir).generic_string();
+        if (fs::is_directory(status)) {
+            entries.push_back({name + "/", {}});
+        } else if (fs::is_regular_file(status)) {
+            entries.push_back({name, it->path()});
+        } else if (fs::is_symlink(status)) {
+            throw HarnessError(fmt::format("{}: refusing to pack a symbolic link", json_string(it->path().string())));
+        } else {
+            throw HarnessError(fmt::format("{}: refusing to pack a special file", json_string(it->path().string())));
         }
     }
+    if (ec) {
+        throw HarnessError(fmt::format("{}: cannot list: {}", source_dir.string(), ec.message()));
+    }
+    std::sort(entries.begin(), entries.end(), [](const SourceEntry& a, const SourceEntry& b) { return a.name < b.name; });
+    return entries;
+}
+
+bool is_inside(const fs::path& path, const fs::path& dir) {
+    const fs::path p = fs::weakly_canonical(path);
+    const fs::path d = fs::weakly_canonical(dir);
+    auto pi = p.begin();
+    for (auto di = d.begin(); di != d.end(); ++di, ++pi) {
+        if (di->empty()) {
+            continue;  // a trailing separator
+        }
+        if (pi == p.end() || *pi != *di) {
+            return false;
+        }
+    }
+    return true;
 }
 
 } // namespace
@@ -437,121 +416,17 @@ void write_tar_zst(const fs::path& source_dir, const std::string& top_name, cons
         throw HarnessError(fmt::format("{}: the archive cannot be written inside the directory it packs ({})",
                                        out_file.string(), source_dir.string()));
     }
-    const std::vector<SourceEntry> entries = list_source(source_dir);
-
-    std::string temp = out_file.string() + ".tmp-XXXXXX";
-    Fd fd(::mkstemp(temp.data()));
-    if (fd.get() < 0) {
-        throw HarnessError(fmt::format("{}: cannot write: {}", out_file.string(), errno_text()));
-    }
-    RemoveUnlessKept cleanup(temp);
-
-    WriteHandle a(archive_write_new());
-    if (!a) {
-        throw HarnessError("archive: out of memory");
-    }
-    const auto fail = [&](const char* what) {
-        return HarnessError(fmt::format("{}: {}: {}", out_file.string(), what, la_error(a.get())));
-    };
-    if (archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK) {
-        throw fail("cannot set the tar format");
-    }
-    if (archive_write_add_filter_zstd(a.get()) != ARCHIVE_OK) {
-        throw fail("cannot use zstd");
-    }
-    archive_write_set_filter_option(a.get(), "zstd", "compression-level", "3");
-    // zstd cuts multi-threaded input into jobs of a fixed size, so 1, 2, 8 or 32 workers give the
-    // same bytes (measured); 0 is its separate single-thread mode, so never ask for it.
-    archive_write_set_filter_option(a.get(), "zstd", "threads", std::to_string(std::max(threads, 1)).c_str());
-    if (archive_write_open_fd(a.get(), fd.get()) != ARCHIVE_OK) {
-        throw fail("cannot start the archive");
-    }
-
-    const EntryHandle top = fixed_entry(top_name + "/", true, true, 0);
-    write_header(a.get(), top.get(), top_name + "/");
-    std::vector<char> buffer(k_chunk);
-    for (const SourceEntry& source : entries) {
-        check_interrupt();
-        const std::string name = top_name + "/" + source.relative;
-        if (source.directory) {
-            const EntryHandle entry = fixed_entry(name + "/", true, true, 0);
-            write_header(a.get(), entry.get(), name + "/");
+    const std::vector<SourceEntry> entries = list_source(source_dir, top_name);
+    TarZstWriter writer(out_file, threads);
+    writer.add_directory(top_name);
+    for (const SourceEntry& entry : entries) {
+        if (entry.source.empty()) {
+            writer.add_directory(entry.name.substr(0, entry.name.size() - 1));
         } else {
-            write_file_entry(a.get(), source_dir / source.relative, name, buffer);
+            writer.add_file(entry.name, entry.source);
         }
     }
-    if (archive_write_close(a.get()) != ARCHIVE_OK) {
-        throw fail("cannot finish the archive");
-    }
-    if (::fchmod(fd.get(), 0644) != 0 || ::fsync(fd.get()) != 0 || fd.close() != 0) {
-        throw HarnessError(fmt::format("{}: cannot write: {}", out_file.string(), errno_text()));
-    }
-    if (::rename(temp.c_str(), out_file.c_str()) != 0) {
-        throw HarnessError(fmt::format("{}: cannot write: {}", out_file.string(), errno_text()));
-    }
-    cleanup.keep();
-}
-
-void extract_tar_zst_safely(const fs::path& archive, const fs::path& dest_dir, const ExtractLimits& limits) {
-    fs::path dest = dest_dir.lexically_normal();
-    if (!dest.empty() && dest.filename().empty()) {
-        dest = dest.parent_path(); // "out/" names "out"
-    }
-    if (dest.empty() || dest == "." || dest == "..") {
-        throw HarnessError(fmt::format("{}: not a directory to unpack into", json_string(dest_dir.string())));
-    }
-    read_pass(archive, {}, limits); // everything is checked before anything is written
-    if (!dest.parent_path().empty()) {
-        make_directories(dest.parent_path());
-    }
-    std::error_code ec;
-    if (!fs::create_directory(dest, ec) || ec) {
-        throw HarnessError(fmt::format("{}: cannot create a fresh directory to unpack into: {}", dest.string(),
-                                       ec ? ec.message() : "it already exists"));
-    }
-    RemoveUnlessKept cleanup(dest);
-    read_pass(archive, dest, limits); // the same checks again: the file may have changed since
-    cleanup.keep();
-}
-
-std::string sha256_file(const fs::path& path) {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) {
-        throw HarnessError(fmt::format("{}: cannot read: {}", path.string(), errno_text()));
-    }
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-    if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
-        throw HarnessError("sha256: digest failed");
-    }
-    std::vector<char> buffer(k_chunk);
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            throw HarnessError(fmt::format("{}: cannot read: {}", path.string(), errno_text()));
-        }
-        if (n == 0) {
-            break;
-        }
-        if (EVP_DigestUpdate(context.get(), buffer.data(), static_cast<std::size_t>(n)) != 1) {
-            throw HarnessError("sha256: digest failed");
-        }
-    }
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    if (EVP_DigestFinal_ex(context.get(), digest, &length) != 1) {
-        throw HarnessError("sha256: digest failed");
-    }
-    static constexpr char k_hex[] = "0123456789abcdef";
-    std::string hex;
-    hex.reserve(2 * length);
-    for (unsigned int i = 0; i < length; ++i) {
-        hex += k_hex[digest[i] >> 4];
-        hex += k_hex[digest[i] & 0xf];
-    }
-    return hex;
+    writer.finish();
 }
 
 } // namespace harness

@@ -1,10 +1,13 @@
 #pragma once
-// Deterministic .tar.zst bundles and their safe unpacking. Nothing here knows what a bundle holds:
-// it packs a directory tree and unpacks one, refusing anything that is not a plain file or a
-// directory in either direction.
+// Deterministic .tar.zst archives and their safe unpacking. Nothing here knows what a bundle
+// holds: the writer takes entries one by one, from files or from memory, hashing each while it
+// compresses it; the reader unpacks a tree, refusing anything that is not a plain file or a
+// directory.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <string_view>
 
 namespace harness {
 
@@ -13,16 +16,56 @@ namespace fs = std::filesystem;
 /// The mtime every entry gets: 2000-01-01T00:00:00Z (a fixed date tools do not warn about).
 inline constexpr std::int64_t k_archive_mtime = 946684800;
 
-/// Packs every directory and regular file under `source_dir` as `<top_name>/...` entries in a
-/// pax (restricted) tar compressed with zstd on `threads` worker threads (below 1 means one).
-/// Entries are sorted by path with fixed mtime, uid/gid 0, no owner names, mode 0755 for
-/// directories and owner-executable files and 0644 otherwise, and nothing else from the host, so
-/// the same tree always packs to the same bytes whatever the thread count. Files are streamed in
-/// chunks: memory does not grow with their size, but it does with `threads` (measured: about
-/// 45 MB with one worker, 10 to 17 MB more for each further one). A symlink or special file, a
-/// file that changes size while it is read, `out_file` inside `source_dir`, an interrupt or any
-/// I/O error throws HarnessError; the archive is written under a temporary name beside
-/// `out_file` and renamed only when complete, so a failure leaves no archive.
+/// What an entry (or the archive itself) holds: its size and sha256, lowercase hex.
+struct ArchivedContent {
+    std::uint64_t size = 0;
+    std::string sha256;
+};
+
+/// A pax (restricted) tar compressed with zstd (util/zstd_stream.hpp), written in one pass.
+/// Entries get a fixed mtime, uid/gid 0, no owner names, mode 0755 for directories and
+/// owner-executable files and 0644 otherwise, and nothing else from the host; they are written
+/// in the order they are added (sort them first for a reproducible archive). The same entries
+/// always give the same bytes, whatever the worker count. Memory does not grow with the size of
+/// the files; bench/README.md has the measured peak.
+///
+/// The archive is written under a temporary name beside `out_file` and renamed by finish():
+/// an error, an interrupt (util/interrupt.hpp, checked between chunks) or destruction without
+/// finish() removes the temporary file and leaves `out_file` as it was. After an error the
+/// writer refuses further entries.
+class TarZstWriter {
+public:
+    /// Creates the temporary file; `out_file`'s directory must exist. `threads` zstd workers,
+    /// 0 for the hardware threads (see zstd_workers()).
+    explicit TarZstWriter(const fs::path& out_file, int threads = 0);
+    ~TarZstWriter();
+    TarZstWriter(const TarZstWriter&) = delete;
+    TarZstWriter& operator=(const TarZstWriter&) = delete;
+
+    /// A directory entry `path/` (give `path` without the trailing slash).
+    void add_directory(const std::string& path);
+    /// The regular file `source` (a symbolic link or special file is refused) as `path`, read
+    /// once in chunks: the same bytes are hashed and compressed. A file whose size changes while
+    /// it is read throws HarnessError ("grew"/"shrank while it was packed").
+    ArchivedContent add_file(const std::string& path, const fs::path& source);
+    /// `content` as the file `path`.
+    ArchivedContent add_bytes(const std::string& path, std::string_view content, bool executable = false);
+    /// Ends the archive, syncs it and renames it to `out_file`. With `replace` false an
+    /// `out_file` that appeared meanwhile is kept and HarnessError thrown (the check and the
+    /// rename are one atomic step). Returns the archive's size and sha256, hashed as written.
+    ArchivedContent finish(bool replace = true);
+
+    const fs::path& out_file() const;
+
+private:
+    struct State;
+    std::unique_ptr<State> m_state;
+};
+
+/// Packs every directory and regular file under `source_dir` as `<top_name>/...` entries,
+/// sorted by entry name, with TarZstWriter (`threads` as there). A symlink or special file,
+/// `out_file` inside `source_dir`, or any TarZstWriter error throws HarnessError and leaves no
+/// archive.
 void write_tar_zst(const fs::path& source_dir, const std::string& top_name, const fs::path& out_file, int threads);
 
 struct ExtractLimits {
@@ -43,6 +86,22 @@ struct ExtractLimits {
 /// files with fixed modes (0644, or 0755 when any execute bit is set) under the same checks;
 /// any failure removes `dest_dir` and throws HarnessError naming the archive and the entry.
 void extract_tar_zst_safely(const fs::path& archive, const fs::path& dest_dir, const ExtractLimits& limits = {});
+
+/// Incremental sha256 (OpenSSL).
+class Sha256 {
+public:
+    Sha256();
+    ~Sha256();
+    Sha256(const Sha256&) = delete;
+    Sha256& operator=(const Sha256&) = delete;
+    void update(const void* data, std::size_t size);
+    /// Lowercase hex of everything given so far; the hasher cannot be updated afterwards.
+    std::string finish();
+
+private:
+    struct Context;
+    std::unique_ptr<Context> m_context;
+};
 
 /// sha256 of a file's content, lowercase hex, read in chunks: memory stays bounded.
 std::string sha256_file(const fs::path& path);

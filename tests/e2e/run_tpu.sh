@@ -13,8 +13,14 @@ results="$SCRATCH/results"
 card=workloads/deepseek-v2-16b-maxtext-tpu-v6e/deepseek-v2-16b-maxtext-tpu-v6e.yaml
 name=ccl-deepseek-v2-16b-maxtext-tpu-v6e
 where="--project my-gcp-project --zone us-east5-b"
+# run pins launch.source before anything else, and the card's MaxText is on GitHub: a local
+# stand-in repository keeps this suite off the network.
+src="$SCRATCH/maxtext"
+git init --quiet -b main "$src"
+git -C "$src" -c user.name=Test -c user.email=test@example.invalid commit --quiet --allow-empty -m stand-in
+pin=(--set "launch.source.repo=$src" --set launch.source.ref=main --git-cache "$SCRATCH/git-cache")
 
-expect_status 0 "TPU run with --teardown" -- "$CCL_HARNESS" run "$card" --results "$results" --teardown
+expect_status 0 "TPU run with --teardown" -- "$CCL_HARNESS" run "$card" "${pin[@]}" --results "$results" --teardown
 run=$(ls -d "$results"/*/ | head -n 1)
 run=${run%/}
 rendered="$run/rendered"
@@ -35,13 +41,13 @@ if diff "$SCRATCH/expected.log" "$GCLOUD_LOG" >"$SCRATCH/argv.diff"; then pass; 
 
 # Without --teardown the slice is kept (and reused by the next run): no delete call.
 rm -f "$GCLOUD_LOG"
-expect_status 0 "TPU run keeping the slice" -- "$CCL_HARNESS" run "$card" --results "$results"
+expect_status 0 "TPU run keeping the slice" -- "$CCL_HARNESS" run "$card" "${pin[@]}" --results "$results"
 grep -q "queued-resources delete" "$GCLOUD_LOG" && fail "deleted without --teardown" || pass
 expect_output "kept slice is named" "CCL_KEEP_TPU=1: keeping $name-qr"
 
 # A failure on the workers fails the run, and the resource it reused is still cleaned up on request.
 rm -f "$GCLOUD_LOG"
-expect_status 1 "workers fail" -- env GCLOUD_SSH_STATUS=7 "$CCL_HARNESS" run "$card" --results "$results" --teardown
+expect_status 1 "workers fail" -- env GCLOUD_SSH_STATUS=7 "$CCL_HARNESS" run "$card" "${pin[@]}" --results "$results" --teardown
 expect_output "failure reported" "tpu ended with exit"
 grep -q "queued-resources delete" "$GCLOUD_LOG" && pass || fail "no delete after a failure with --teardown"
 

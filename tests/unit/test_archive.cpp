@@ -2,6 +2,7 @@
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/zstd_stream.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -399,6 +400,104 @@ TEST_CASE("sha256_file agrees with sha256_hex", "[archive]") {
     CHECK(sha256_file(file) == sha256_hex(content));
     CHECK(sha256_file(dir.write("empty", "")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     CHECK_THROWS_AS(sha256_file(dir.path() / "absent"), HarnessError);
+}
+
+TEST_CASE("the writer reports what each entry holds and writes on finish only", "[archive]") {
+    TempDir dir;
+    const fs::path out = dir.path() / "out.tar.zst";
+    const fs::path source = dir.write("data.txt", "hello\n");
+    {
+        TarZstWriter writer(out, 2);
+        writer.add_directory("top");
+        const ArchivedContent file = writer.add_file("top/data.txt", source);
+        CHECK(file.size == 6);
+        CHECK(file.sha256 == sha256_hex("hello\n"));
+        const ArchivedContent bytes = writer.add_bytes("top/made.json", "{}\n");
+        CHECK(bytes.size == 3);
+        CHECK(bytes.sha256 == sha256_hex("{}\n"));
+        CHECK_FALSE(fs::exists(out));
+        const ArchivedContent archive = writer.finish();
+        CHECK(archive.size == fs::file_size(out));
+        CHECK(archive.sha256 == sha256_file(out));
+    }
+    const std::vector<ListedEntry> entries = list_archive(out);
+    REQUIRE(entries.size() == 3);
+    CHECK(entries[0].path == "top/");
+    CHECK(entries[2].path == "top/made.json");
+    CHECK(count_entries(dir.path()) == 2);
+}
+
+TEST_CASE("a writer dropped before finish leaves nothing", "[archive]") {
+    TempDir dir;
+    {
+        TarZstWriter writer(dir.path() / "out.tar.zst", 1);
+        writer.add_bytes("x", std::string(3 << 20, 'x'));
+    }
+    CHECK(count_entries(dir.path()) == 0);
+}
+
+TEST_CASE("finish without replace keeps a file that appeared meanwhile", "[archive]") {
+    TempDir dir;
+    const fs::path out = dir.path() / "out.tar.zst";
+    {
+        TarZstWriter writer(out, 1);
+        writer.add_bytes("x", "x");
+        write_file_atomic(out, "someone else's");
+        CHECK_THROWS_WITH(writer.finish(false), Catch::Contains("exists"));
+    }
+    CHECK(read_file(out) == "someone else's");
+    CHECK(count_entries(dir.path()) == 1);
+}
+
+TEST_CASE("a file whose size is not what it said is refused", "[archive]") {
+    TempDir dir;
+    // procfs and sysfs files are the ready-made liars: /proc says 0 bytes and has more, a sysfs
+    // attribute says 4096 and has fewer. Either is what a file written during packing looks like.
+    std::string source;
+    std::string why;
+    SECTION("it grew") {
+        source = "/proc/self/status";
+        why = "grew while it was packed";
+    }
+    SECTION("it shrank") {
+        source = "/sys/kernel/mm/transparent_hugepage/enabled";
+        why = "shrank while it was packed";
+        if (!fs::exists(source) || fs::file_size(source) <= read_file(source).size()) {
+            WARN("no sysfs attribute to test with: skipped");
+            return;
+        }
+    }
+    {
+        TarZstWriter writer(dir.path() / "out.tar.zst", 1);
+        CHECK_THROWS_WITH(writer.add_file("liar", source), Catch::Contains(why));
+        CHECK_THROWS_WITH(writer.add_bytes("after", "x"), Catch::Contains("broken by an earlier error"));
+    }
+    CHECK(count_entries(dir.path()) == 0);
+}
+
+TEST_CASE("the worker count does not change the bytes", "[archive]") {
+    TempDir dir;
+    std::string text;
+    std::uint64_t state = 88172645463325252ULL;
+    while (text.size() < (std::size_t{5} << 20)) {  // five compression jobs
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        text += "{\"name\": \"k" + std::to_string(state % 997) + "\", \"ts\": " + std::to_string(state % 100000000) + "},\n";
+    }
+    std::string first;
+    for (const int workers : {1, 2, 5, 16}) {
+        const fs::path out = dir.path() / ("out-" + std::to_string(workers) + ".tar.zst");
+        TarZstWriter writer(out, workers);
+        writer.add_bytes("trace.json", text);
+        const std::string sha = writer.finish().sha256;
+        first = first.empty() ? sha : first;
+        INFO(workers << " workers");
+        CHECK(sha == first);
+    }
+    CHECK(zstd_workers(0) >= 1);
+    CHECK(zstd_workers(0) <= k_zstd_max_workers);
+    CHECK(zstd_workers(1000) == k_zstd_max_workers);
 }
 
 // Run by hand: unit_tests "packing a 1 GB file keeps memory bounded" (under /usr/bin/time -v for the peak RSS of the whole process).

@@ -1,0 +1,24 @@
+#pragma once
+// The bundle's <name>.yaml: the run's effective card with metric_source.traces and trace_url
+// telling the truth about the bundle, edited in the text so that a contributor's comments and
+// layout survive.
+#include <string>
+#include <vector>
+
+namespace harness {
+
+/// The metric_source.traces kind for a trace file name: "json" (kineto_trace_<r>.json[.gz]),
+/// "nsys" (.nsys-rep, .sqlite), "json_tpu" (*.trace.json[.gz], *.xplane.pb), or "" for a file
+/// the CCL-Bench tools do not read as a trace.
+std::string trace_kind(const std::string& file_name);
+
+/// `card_text` with top-level `trace_url` set to `trace_url` and `metric_source.traces` to
+/// `trace_kinds` (a block or flow sequence as it was), adding either where missing. Only those
+/// values change; the result is checked by parsing it again and, where the text has a shape
+/// the line edit does not handle (flow mappings, anchors...), re-emitted from the parsed tree
+/// (comments are then lost). Deterministic. Invalid YAML or a card that is not a mapping is an
+/// input error naming `display_name`.
+std::string set_bundle_fields(const std::string& card_text, const std::vector<std::string>& trace_kinds,
+                              const std::string& trace_url, const std::string& display_name);
+
+} // namespace harness

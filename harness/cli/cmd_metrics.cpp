@@ -1,0 +1,50 @@
+#include "cli/commands.hpp"
+#include "metrics/metrics.hpp"
+#include "util/error.hpp"
+#include "util/strings.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace harness::cli {
+
+namespace {
+
+struct MetricsCommandOptions {
+    std::string path;
+    metrics::MetricsOptions metrics;
+    bool json = false;
+};
+
+int run_metrics(const MetricsCommandOptions& options) {
+    const metrics::MetricsReport report = metrics::compute_metrics(options.path, options.metrics);
+    std::cout << (options.json ? metrics::metrics_to_json(report).dump() : metrics::metrics_table(report));
+    return k_exit_ok;
+}
+
+} // namespace
+
+void add_metrics(CLI::App& sub, Action& action) {
+    auto options = std::make_shared<MetricsCommandOptions>();
+    sub.add_option("path", options->path,
+                   "a trace file (.json or .json.gz), a directory of rank traces with an optional card (*.yaml) beside them, "
+                   "a run directory (traces/ + card.yaml) or an unpacked bundle directory")
+        ->required();
+    sub.add_option("--metric", options->metrics.metrics,
+                   "compute only this metric (repeatable): " + join(metrics::metric_names(), ", "));
+    sub.add_flag("--reference", options->metrics.reference,
+                 "reproduce the CCL-Bench Python tools bug for bug (their per-metric name patterns and step rules)");
+    sub.add_flag("--json", options->json, "print one JSON object on stdout");
+    sub.add_option("--threads", options->metrics.threads, "ranks read at once (default: one per core)");
+    sub.footer("Both modes are always computed; where they disagree the report says so and names the kernels\n"
+               "responsible. A metric that does not apply says why instead of printing a number.\n"
+               "Exit status: 0 when the metrics were computed, 2 for bad input (no traces, a malformed trace\n"
+               "with its byte offset, an unknown metric, a packed bundle).\n"
+               "Examples:\n"
+               "  ccl-harness metrics results/tiny-ddp-20250101T000000Z-abc123\n"
+               "  ccl-harness metrics --reference --json traces/\n"
+               "  ccl-harness metrics --metric compute_comm_overlap kineto_trace_0.json");
+    sub.callback([options, &action] { action = [options] { return run_metrics(*options); }; });
+}
+
+} // namespace harness::cli

@@ -1,0 +1,228 @@
+#include "metrics/json_scan.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace harness::metrics::json_scan {
+
+namespace {
+
+constexpr int k_max_depth = 256;
+
+char at(const Cursor& c, const char* q) {
+    if (q >= c.end) {
+        throw NeedMore{};
+    }
+    return *q;
+}
+
+bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+
+void scan_literal(Cursor& c, std::string_view literal) {
+    for (std::size_t k = 0; k < literal.size(); ++k) {
+        if (at(c, c.p + k) != literal[k]) {
+            throw SyntaxError{c.p, "expected a value"};
+        }
+    }
+    c.p += literal.size();
+}
+
+int hex_value(char ch) {
+    if (ch >= '0' && ch <= '9') {
+        return ch - '0';
+    }
+    if (ch >= 'a' && ch <= 'f') {
+        return ch - 'a' + 10;
+    }
+    if (ch >= 'A' && ch <= 'F') {
+        return ch - 'A' + 10;
+    }
+    return -1;
+}
+
+bool read_hex4(std::string_view raw, std::size_t at_index, unsigned& out) {
+    if (at_index + 4 > raw.size()) {
+        return false;
+    }
+    out = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+        const int v = hex_value(raw[at_index + k]);
+        if (v < 0) {
+            return false;
+        }
+        out = out * 16 + static_cast<unsigned>(v);
+    }
+    return true;
+}
+
+void append_utf8(std::string& out, unsigned cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+} // namespace
+
+std::size_t decode_string(std::string_view raw, std::string& out) {
+    out.clear();
+    out.reserve(raw.size());
+    for (std::size_t k = 0; k < raw.size(); ++k) {
+        if (raw[k] != '\\') {
+            out += raw[k];
+            continue;
+        }
+        const std::size_t escape = k;
+        if (++k >= raw.size()) {
+            return escape;
+        }
+        switch (raw[k]) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+            unsigned cp = 0;
+            if (!read_hex4(raw, k + 1, cp)) {
+                return escape;
+            }
+            k += 4;
+            unsigned low = 0;
+            // A high surrogate followed by a low one is one code point; a lone one stays as
+            // Python keeps it (encoded on its own) rather than failing the whole trace.
+            if (cp >= 0xD800 && cp < 0xDC00 && k + 2 < raw.size() && raw[k + 1] == '\\' && raw[k + 2] == 'u' &&
+                read_hex4(raw, k + 3, low) && low >= 0xDC00 && low < 0xE000) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                k += 6;
+            }
+            append_utf8(out, cp);
+            break;
+        }
+        default: return escape;
+        }
+    }
+    return std::string_view::npos;
+}
+
+std::string_view scan_number(Cursor& c) {
+    const char* start = c.p;
+    const char* q = c.p;
+    if (at(c, q) == '-') {
+        ++q;
+    }
+    if (at(c, q) == 'I' || (q == start && at(c, q) == 'N')) {
+        Cursor literal{q, c.end};
+        scan_literal(literal, *q == 'I' ? std::string_view("Infinity") : std::string_view("NaN"));
+        c.p = literal.p;
+        return std::string_view(start, static_cast<std::size_t>(c.p - start));
+    }
+    if (at(c, q) == '0') {
+        ++q;
+    } else if (is_digit(at(c, q))) {
+        while (is_digit(at(c, q))) {
+            ++q;
+        }
+    } else {
+        throw SyntaxError{start, "expected a value"};
+    }
+    if (at(c, q) == '.') {
+        ++q;
+        if (!is_digit(at(c, q))) {
+            throw SyntaxError{q, "expected a digit after the decimal point"};
+        }
+        while (is_digit(at(c, q))) {
+            ++q;
+        }
+    }
+    if (at(c, q) == 'e' || at(c, q) == 'E') {
+        ++q;
+        if (at(c, q) == '+' || at(c, q) == '-') {
+            ++q;
+        }
+        if (!is_digit(at(c, q))) {
+            throw SyntaxError{q, "expected a digit in the exponent"};
+        }
+        while (is_digit(at(c, q))) {
+            ++q;
+        }
+    }
+    c.p = q;
+    return std::string_view(start, static_cast<std::size_t>(q - start));
+}
+
+bool to_double(std::string_view token, double& out) {
+    const char* first = token.data();
+    const char* last = token.data() + token.size();
+    const auto result = std::from_chars(first, last, out);
+    return result.ec == std::errc() && result.ptr == last && std::isfinite(out);
+}
+
+void skip_value(Cursor& c, int depth) {
+    if (depth > k_max_depth) {
+        throw SyntaxError{c.p, "values nested deeper than 256 levels"};
+    }
+    const char first = peek_token(c);
+    switch (first) {
+    case '"': scan_string(c); return;
+    case 't': scan_literal(c, "true"); return;
+    case 'f': scan_literal(c, "false"); return;
+    case 'n': scan_literal(c, "null"); return;
+    case '{': {
+        ++c.p;
+        if (peek_token(c) == '}') {
+            ++c.p;
+            return;
+        }
+        while (true) {
+            peek_token(c);
+            scan_string(c);
+            expect(c, ':', "expected ':' after an object key");
+            skip_value(c, depth + 1);
+            const char next = peek_token(c);
+            ++c.p;
+            if (next == '}') {
+                return;
+            }
+            if (next != ',') {
+                throw SyntaxError{c.p - 1, "expected ',' or '}' in an object"};
+            }
+        }
+    }
+    case '[': {
+        ++c.p;
+        if (peek_token(c) == ']') {
+            ++c.p;
+            return;
+        }
+        while (true) {
+            skip_value(c, depth + 1);
+            const char next = peek_token(c);
+            ++c.p;
+            if (next == ']') {
+                return;
+            }
+            if (next != ',') {
+                throw SyntaxError{c.p - 1, "expected ',' or ']' in an array"};
+            }
+        }
+    }
+    default: scan_number(c); return;
+    }
+}
+
+} // namespace harness::metrics::json_scan

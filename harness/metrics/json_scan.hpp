@@ -1,0 +1,96 @@
+#pragma once
+// A JSON tokenizer over the bytes in hand, for reading trace events one at a time. It checks the
+// grammar of everything it passes over (a damaged trace is an error, not a guess) but builds no
+// tree: the reader keeps the few fields metrics need and skips the rest in place.
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace harness::metrics::json_scan {
+
+/// Thrown when a token runs past the end of the bytes in hand: the reader fetches more and
+/// parses the unit (one event, one top-level member) again from its start.
+struct NeedMore {};
+
+/// Malformed JSON at `at` (a pointer into the buffer being scanned).
+struct SyntaxError {
+    const char* at;
+    const char* what;
+};
+
+struct Cursor {
+    const char* p;
+    const char* end;
+};
+
+inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/// Skips whitespace and returns the next character without consuming it.
+inline char peek_token(Cursor& c) {
+    while (true) {
+        if (c.p >= c.end) {
+            throw NeedMore{};
+        }
+        if (!is_ws(*c.p)) {
+            return *c.p;
+        }
+        ++c.p;
+    }
+}
+
+inline void expect(Cursor& c, char wanted, const char* what) {
+    if (peek_token(c) != wanted) {
+        throw SyntaxError{c.p, what};
+    }
+    ++c.p;
+}
+
+struct StringToken {
+    std::string_view raw;  ///< between the quotes, escapes still in place
+    bool escaped = false;
+};
+
+/// At an opening quote: returns the string and leaves the cursor after the closing quote.
+inline StringToken scan_string(Cursor& c) {
+    if (c.p >= c.end) {
+        throw NeedMore{};
+    }
+    if (*c.p != '"') {
+        throw SyntaxError{c.p, "expected a string"};
+    }
+    const char* start = c.p + 1;
+    const char* from = start;
+    while (true) {
+        const auto* quote = static_cast<const char*>(std::memchr(from, '"', static_cast<std::size_t>(c.end - from)));
+        if (quote == nullptr) {
+            throw NeedMore{};
+        }
+        std::size_t backslashes = 0;
+        for (const char* b = quote; b > start && b[-1] == '\\'; --b) {
+            ++backslashes;
+        }
+        if (backslashes % 2 == 0) {
+            const auto length = static_cast<std::size_t>(quote - start);
+            c.p = quote + 1;
+            return StringToken{std::string_view(start, length), std::memchr(start, '\\', length) != nullptr};
+        }
+        from = quote + 1;
+    }
+}
+
+/// Decodes the escapes of a JSON string (\uXXXX to UTF-8, surrogate pairs joined). Returns the
+/// offset within `raw` of a bad escape, or npos when the string is good.
+std::size_t decode_string(std::string_view raw, std::string& out);
+
+/// The characters of a number token, checked against the JSON grammar (plus NaN, Infinity and
+/// -Infinity, which Python's json module also reads). The cursor is left after it.
+std::string_view scan_number(Cursor& c);
+
+/// Converts a token from scan_number; false for the non-finite ones.
+bool to_double(std::string_view token, double& out);
+
+/// Skips one value of any type, checking its grammar. Nesting deeper than 256 is an error.
+void skip_value(Cursor& c, int depth = 0);
+
+} // namespace harness::metrics::json_scan

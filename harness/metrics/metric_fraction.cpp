@@ -1,0 +1,102 @@
+// communication_fraction (percent): per inner step, over the spans touching the step window
+// (ts + dur > start and ts < end), unclipped communication time ÷ unclipped time of all spans;
+// mean over inner steps, then over ranks. Without step markers: over all spans. Host operators
+// nest (aten::linear holds aten::addmm), so on CPU-only traces both times are unions, not sums.
+#include "metrics/intervals.hpp"
+#include "metrics/metric_functions.hpp"
+
+namespace harness::metrics {
+
+namespace {
+
+struct Times {
+    double all = 0;
+    double comm = 0;
+};
+
+template <class Spans>
+Times times_of(const Spans& spans, bool unions) {
+    Times out;
+    if (!unions) {
+        for (const ActivitySpan& span : spans) {
+            out.all += span.dur;
+            out.comm += span.comm ? span.dur : 0;
+        }
+        return out;
+    }
+    std::vector<Interval> all;
+    std::vector<Interval> comm;
+    for (const ActivitySpan& span : spans) {
+        all.push_back(Interval{span.ts, span.ts + span.dur});
+        if (span.comm) {
+            comm.push_back(Interval{span.ts, span.ts + span.dur});
+        }
+    }
+    out.all = total_length(merge_intervals(std::move(all)));
+    out.comm = total_length(merge_intervals(std::move(comm)));
+    return out;
+}
+
+} // namespace
+
+MetricValue metric_communication_fraction(const MetricInputs& in) {
+    MetricValue out = start_value(in, "communication_fraction", "%");
+    std::vector<double> rank_values;
+    bool any_spans = false;
+    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
+        const RankView& view = in.ranks[r];
+        if (!in.counted[r] || (in.reference() && !view.reference_reads_events())) {
+            continue;
+        }
+        if (in.reference() && view.basis() == Basis::xla_ops) {
+            out.why = "not reproduced for XLA traces (the CCL-Bench TPU path reads device_duration_ps and hlo_category)";
+            return out;
+        }
+        const SortedSpans spans(in.reference() ? view.reference_activity(ReferencePattern::fraction) : view.standard_activity());
+        if (spans.empty()) {
+            continue;
+        }
+        any_spans = true;
+        const bool unions = !in.reference() && view.basis() == Basis::host_ops;
+        // The tool reads ProfilerStep#N only; the default mode uses the same steps everywhere.
+        const StepSelection steps = in.reference() ? profiler_steps(view.trace()) : standard_steps(view.trace());
+        if (steps.empty()) {
+            const Times times = times_of(spans.spans(), unions);
+            if (times.all > 0) {
+                rank_values.push_back(times.comm / times.all * 100.0);
+                out.per_rank[r] = rank_values.back();
+            }
+            continue;
+        }
+        std::vector<double> fractions;
+        for (const StepMarker& step : steps.inner()) {
+            const double start = step.ts;
+            const double end = step.ts + step.dur;
+            std::vector<ActivitySpan> touching;
+            spans.for_candidates(start, end, [&](const ActivitySpan& span) {
+                if (span.ts + span.dur > start && span.ts < end) {
+                    touching.push_back(span);
+                }
+            });
+            const Times times = times_of(touching, unions);
+            if (times.all > 0) {
+                fractions.push_back(times.comm / times.all * 100.0);
+            }
+        }
+        if (!fractions.empty()) {
+            rank_values.push_back(mean(fractions));
+            out.per_rank[r] = rank_values.back();
+        }
+    }
+    if (!rank_values.empty()) {
+        out.value = mean(rank_values);
+        if (!in.reference() && out.basis == basis_label(Basis::host_ops)) {
+            out.notes.push_back("host operators nest, so both times are unions of spans rather than sums");
+        }
+        return out;
+    }
+    out.why = any_spans ? "no kernel time inside any inner step" : (in.reference() ? "no GPU kernel events" : "no kernels or operators to measure");
+    return out;
+}
+
+} // namespace harness::metrics

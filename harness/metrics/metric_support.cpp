@@ -1,0 +1,53 @@
+#include "metrics/metric_functions.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace harness::metrics {
+
+SortedSpans::SortedSpans(std::vector<ActivitySpan> spans) : m_spans(std::move(spans)) {
+    std::stable_sort(m_spans.begin(), m_spans.end(), [](const ActivitySpan& a, const ActivitySpan& b) { return a.ts < b.ts; });
+    for (const ActivitySpan& span : m_spans) {
+        m_max_dur = std::max(m_max_dur, span.dur);
+    }
+}
+
+std::vector<ActivitySpan>::const_iterator SortedSpans::lower_bound(double ts) const {
+    return std::lower_bound(m_spans.begin(), m_spans.end(), ts, [](const ActivitySpan& span, double value) { return span.ts < value; });
+}
+
+double mean(const std::vector<double>& values) {
+    double sum = 0;
+    for (const double value : values) {
+        sum += value;
+    }
+    return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+MetricValue start_value(const MetricInputs& in, const char* metric, const char* unit) {
+    MetricValue out;
+    out.metric = metric;
+    out.unit = unit;
+    out.per_rank.assign(in.ranks.size(), std::nullopt);
+    out.basis = basis_of(in);
+    return out;
+}
+
+std::string basis_of(const MetricInputs& in) {
+    std::set<std::string> labels;
+    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
+        if (in.counted[r] && in.ranks[r].basis() != Basis::none) {
+            labels.insert(basis_label(in.ranks[r].basis()));
+        }
+    }
+    if (labels.empty()) {
+        return basis_label(Basis::none);
+    }
+    std::string out;
+    for (const auto& label : labels) {
+        out += out.empty() ? label : " + " + label;
+    }
+    return labels.size() > 1 ? "mixed: " + out : out;
+}
+
+} // namespace harness::metrics

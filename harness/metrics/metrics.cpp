@@ -1,0 +1,259 @@
+#include "metrics/metrics.hpp"
+
+#include "metrics/metric_functions.hpp"
+#include "metrics/metrics_input.hpp"
+#include "util/error.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <fmt/format.h>
+#include <map>
+#include <thread>
+
+namespace harness::metrics {
+
+namespace {
+
+using MetricFunction = MetricValue (*)(const MetricInputs&);
+
+struct MetricDefinition {
+    const char* name;
+    MetricFunction compute;
+    std::optional<ReferencePattern> pattern;  ///< the tool's communication pattern, if it has one
+};
+
+const std::vector<MetricDefinition>& definitions() {
+    static const std::vector<MetricDefinition> k_definitions = {
+        {"avg_step_time", metric_avg_step_time, std::nullopt},
+        {"compute_comm_overlap", metric_compute_comm_overlap, ReferencePattern::overlap},
+        {"communication_fraction", metric_communication_fraction, ReferencePattern::fraction},
+        {"total_communication_time", metric_total_communication_time, ReferencePattern::total_time},
+        {"collective_volume", metric_collective_volume, std::nullopt},
+        {"straggler", metric_straggler, ReferencePattern::total_time},
+        {"mfu", metric_mfu, std::nullopt},
+    };
+    return k_definitions;
+}
+
+std::vector<const MetricDefinition*> selected(const std::vector<std::string>& names) {
+    std::vector<const MetricDefinition*> out;
+    for (const auto& name : names) {
+        const auto found = std::find_if(definitions().begin(), definitions().end(), [&](const auto& d) { return name == d.name; });
+        if (found == definitions().end()) {
+            const std::string suggestion = closest_match(name, metric_names());
+            throw input_error(fmt::format("unknown metric \"{}\"{} (known: {})", name,
+                                          suggestion.empty() ? "" : fmt::format("; did you mean \"{}\"?", suggestion),
+                                          join(metric_names(), ", ")));
+        }
+        if (std::find(out.begin(), out.end(), &*found) == out.end()) {
+            out.push_back(&*found);
+        }
+    }
+    if (out.empty()) {
+        for (const auto& definition : definitions()) {
+            out.push_back(&definition);
+        }
+    }
+    return out;
+}
+
+struct LoadedRank {
+    std::optional<RankView> view;
+    std::string not_a_trace;  ///< why a reference-only .json file was read as empty
+    std::exception_ptr error;
+};
+
+/// Reads the traces on up to `threads` threads; each worker takes the next file in turn.
+std::vector<LoadedRank> read_ranks(const std::vector<TraceInput>& traces, unsigned threads) {
+    std::vector<LoadedRank> loaded(traces.size());
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t k = next++; k < traces.size(); k = next++) {
+            const TraceInput& input = traces[k];
+            try {
+                RankTrace trace = read_trace(input.file);
+                long long rank = input.rank >= 0 ? input.rank : trace.distributed_rank.value_or(static_cast<long long>(k));
+                loaded[k].view.emplace(rank, std::move(trace));
+            } catch (const HarnessError& error) {
+                if (input.standard) {
+                    loaded[k].error = std::current_exception();
+                } else {
+                    // Other .json files beside the traces: the tools read them as no events.
+                    RankTrace empty;
+                    empty.file = input.file;
+                    loaded[k].view.emplace(-1, std::move(empty));
+                    loaded[k].not_a_trace = error.what();
+                }
+            } catch (...) {
+                loaded[k].error = std::current_exception();
+            }
+        }
+    };
+    unsigned count = threads != 0 ? threads : std::max(1U, std::thread::hardware_concurrency());
+    count = static_cast<unsigned>(std::min<std::size_t>(count, traces.size()));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < count; ++t) {
+        pool.emplace_back(worker);
+    }
+    worker();
+    for (auto& thread : pool) {
+        thread.join();
+    }
+    for (const auto& rank : loaded) {
+        if (rank.error) {
+            std::rethrow_exception(rank.error);
+        }
+    }
+    return loaded;
+}
+
+bool differs(const MetricValue& a, const MetricValue& b) {
+    if (a.value.has_value() != b.value.has_value()) {
+        return true;
+    }
+    if (!a.value) {
+        return false;
+    }
+    const double scale = std::max(std::fabs(*a.value), std::fabs(*b.value));
+    return std::fabs(*a.value - *b.value) > 1e-9 * scale;
+}
+
+/// The kernel names whose class differs between the default classifier and `pattern`.
+void explain(Disagreement& out, const std::vector<RankView>& ranks, const std::vector<bool>& counted, ReferencePattern pattern) {
+    std::map<std::string, KernelDisagreement> by_name;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        const RankView& view = ranks[r];
+        if (!counted[r] || !view.reference_reads_events()) {
+            continue;
+        }
+        const bool xla = view.basis() == Basis::xla_ops;
+        const ReferencePattern used = xla && pattern == ReferencePattern::overlap ? ReferencePattern::xla_overlap : pattern;
+        for (const Span& span : xla ? view.trace().xla_ops : view.trace().kernels) {
+            const CommFamily family = view.kernel_family(span.name);
+            const bool reference = view.reference_comm(used, span.name);
+            if ((family != CommFamily::none) == reference) {
+                continue;
+            }
+            const std::string& name = view.trace().names.text(span.name);
+            KernelDisagreement& entry = by_name[name];
+            entry.name = name;
+            entry.standard = family_label(family);
+            entry.reference = reference ? "communication" : "compute";
+            ++entry.count;
+            entry.time_us += span.dur;
+        }
+    }
+    std::vector<KernelDisagreement> kernels;
+    for (auto& [name, entry] : by_name) {
+        kernels.push_back(std::move(entry));
+    }
+    std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.time_us > b.time_us; });
+    constexpr std::size_t k_shown = 10;
+    if (kernels.size() > k_shown) {
+        out.more_kernels = kernels.size() - k_shown;
+        kernels.resize(k_shown);
+    }
+    out.kernels = std::move(kernels);
+}
+
+RankSummary summarize(const RankView& view, const TraceInput& input, const std::string& not_a_trace) {
+    const RankTrace& trace = view.trace();
+    RankSummary out;
+    out.rank = view.rank();
+    out.file = input.file;
+    out.format = !not_a_trace.empty() ? "not-a-trace" : trace.format == TraceFormat::kineto ? "kineto" : "legacy-autograd";
+    out.compressed = trace.compressed;
+    out.basis = basis_label(view.basis());
+    out.bytes = trace.bytes;
+    out.events = trace.events;
+    out.kernels = trace.kernels.size();
+    out.host_ops = trace.host_ops.size();
+    out.xla_ops = trace.xla_ops.size();
+    const StepSelection steps = standard_steps(trace);
+    out.step_source = steps.source;
+    out.steps = steps.steps.size();
+    out.in_default = input.standard;
+    out.in_reference = input.reference;
+    return out;
+}
+
+} // namespace
+
+const std::vector<std::string>& metric_names() {
+    static const std::vector<std::string> k_names = [] {
+        std::vector<std::string> names;
+        for (const auto& definition : definitions()) {
+            names.emplace_back(definition.name);
+        }
+        return names;
+    }();
+    return k_names;
+}
+
+MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& options) {
+    const std::vector<const MetricDefinition*> wanted = selected(options.metrics);
+    MetricsInput input = resolve_metrics_input(path);
+    MetricsReport report;
+    report.path = path;
+    report.layout = input.layout;
+    report.card = input.card;
+    report.reference = options.reference;
+    report.notes = input.notes;
+
+    std::optional<CardFacts> card;
+    if (input.card) {
+        card = load_card_facts(*input.card);
+        if (!card->error.empty()) {
+            report.notes.push_back(card->error);
+        }
+    }
+
+    std::vector<LoadedRank> loaded = read_ranks(input.traces, options.threads);
+    // Ranks in rank order for the report; the sums do not depend on it beyond rounding.
+    std::vector<std::size_t> order(loaded.size());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        order[k] = k;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return loaded[a].view->rank() < loaded[b].view->rank(); });
+    std::vector<RankView> views;
+    std::vector<bool> standard_counted;
+    std::vector<bool> reference_counted;
+    for (const std::size_t k : order) {
+        report.ranks.push_back(summarize(*loaded[k].view, input.traces[k], loaded[k].not_a_trace));
+        if (!loaded[k].not_a_trace.empty()) {
+            report.notes.push_back(fmt::format("{}: read as no events by --reference, as the CCL-Bench tools do ({})",
+                                               input.traces[k].file.filename().string(), loaded[k].not_a_trace));
+        }
+        views.push_back(std::move(*loaded[k].view));
+        standard_counted.push_back(input.traces[k].standard);
+        reference_counted.push_back(input.traces[k].reference);
+    }
+    const CardFacts* facts = card && card->error.empty() ? &*card : nullptr;
+    const MetricInputs standard{views, standard_counted, MetricMode::standard, facts};
+    const MetricInputs reference{views, reference_counted, MetricMode::reference, facts};
+    for (const MetricDefinition* definition : wanted) {
+        MetricValue standard_value = definition->compute(standard);
+        MetricValue reference_value = definition->compute(reference);
+        if (card && !card->error.empty() && std::string(definition->name) == "mfu") {
+            standard_value.why = reference_value.why = card->error;
+        }
+        if (differs(standard_value, reference_value)) {
+            Disagreement disagreement;
+            disagreement.metric = definition->name;
+            if (definition->pattern) {
+                disagreement.pattern = pattern_text(*definition->pattern);
+                explain(disagreement, views, reference_counted, *definition->pattern);
+            }
+            disagreement.standard = standard_value;
+            disagreement.reference = reference_value;
+            report.disagreements.push_back(std::move(disagreement));
+        }
+        report.metrics.push_back(options.reference ? std::move(reference_value) : std::move(standard_value));
+    }
+    return report;
+}
+
+} // namespace harness::metrics

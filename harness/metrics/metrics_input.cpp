@@ -1,0 +1,174 @@
+#include "metrics/metrics_input.hpp"
+
+#include "metrics/reference_sampling.hpp"
+#include "util/error.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <regex>
+
+namespace harness::metrics {
+
+namespace {
+
+/// The rank of a per-rank trace by the names frameworks and the harness give them.
+std::optional<long long> rank_from_name(const std::string& name) {
+    static const std::regex k_patterns[] = {
+        std::regex(R"(^kineto_trace_(\d+)\.json(\.gz)?$)"),
+        std::regex(R"(^rank(\d+)_trace\.json(\.gz)?$)"),
+        std::regex(R"(^rank-(\d+)\.json(\.gz)?$)"),
+    };
+    std::smatch match;
+    for (const auto& pattern : k_patterns) {
+        if (std::regex_match(name, match, pattern)) {
+            try {
+                return std::stoll(match[1]);
+            } catch (const std::exception&) {
+                return std::nullopt;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+bool is_xla_trace_name(const std::string& name) { return ends_with(name, ".trace.json") || ends_with(name, ".trace.json.gz"); }
+
+/// JSON the harness writes beside traces: never a rank trace, though the tools list them too.
+bool is_record(const std::string& name) {
+    return name == "manifest.json" || name == "provenance.json" || name == "metrics.json" || name == "plan.json" || name == "run.json";
+}
+
+std::vector<TraceInput> list_traces(const fs::path& dir) {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        if (entry.is_regular_file(ec)) {
+            files.push_back(entry.path());
+        }
+    }
+    if (ec) {
+        throw input_error(fmt::format("{}: cannot list: {}", dir.string(), ec.message()));
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<TraceInput> named;
+    std::vector<TraceInput> other_json;
+    for (const auto& file : files) {
+        const std::string name = file.filename().string();
+        const auto rank = rank_from_name(name);
+        const bool json = ends_with(name, ".json");
+        TraceInput input{file, rank.value_or(-1), rank.has_value() || is_xla_trace_name(name), json};
+        if (input.standard) {
+            named.push_back(input);
+        } else if ((json || ends_with(name, ".json.gz")) && !is_record(name)) {
+            input.standard = true;  // taken only when no file is named like a rank trace
+            other_json.push_back(input);
+        } else if (json) {
+            input.standard = false;
+            named.push_back(input);
+        }
+    }
+    if (std::none_of(named.begin(), named.end(), [](const TraceInput& t) { return t.standard; })) {
+        named.insert(named.end(), other_json.begin(), other_json.end());
+    } else {
+        for (auto& input : other_json) {
+            input.standard = false;
+            named.push_back(input);
+        }
+    }
+    std::sort(named.begin(), named.end(), [](const TraceInput& a, const TraceInput& b) { return a.file < b.file; });
+    return named;
+}
+
+std::optional<fs::path> only_yaml(const fs::path& dir, std::vector<std::string>& notes) {
+    std::vector<fs::path> cards;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        if (entry.is_regular_file(ec) && entry.path().extension() == ".yaml") {
+            cards.push_back(entry.path());
+        }
+    }
+    std::sort(cards.begin(), cards.end());
+    if (cards.size() > 1) {
+        notes.push_back(fmt::format("{} cards in {}: using {} (the CCL-Bench tools take whichever os.listdir gives first)",
+                                    cards.size(), dir.string(), cards.front().filename().string()));
+    }
+    return cards.empty() ? std::nullopt : std::optional<fs::path>(cards.front());
+}
+
+void apply_reference_sample(MetricsInput& input) {
+    std::vector<std::size_t> json;
+    for (std::size_t k = 0; k < input.traces.size(); ++k) {
+        if (input.traces[k].reference) {
+            json.push_back(k);
+        }
+    }
+    const std::vector<std::size_t> kept = reference_file_sample(json.size());
+    if (kept.size() == json.size()) {
+        return;
+    }
+    for (const std::size_t k : json) {
+        input.traces[k].reference = false;
+    }
+    for (const std::size_t k : kept) {
+        input.traces[json[k]].reference = true;
+    }
+    input.notes.push_back(fmt::format("--reference reads {} of the {} .json files, the sample the CCL-Bench tools draw "
+                                      "(random.Random(42).sample)",
+                                      kept.size(), json.size()));
+}
+
+} // namespace
+
+MetricsInput resolve_metrics_input(const fs::path& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+        throw input_error(fmt::format("{}: no such file or directory", path.string()));
+    }
+    MetricsInput input;
+    const std::string name = path.filename().string();
+    if (!fs::is_directory(path, ec)) {
+        if (ends_with(name, ".tar.zst")) {
+            throw input_error(fmt::format("{}: a packed bundle: unpack it first (tar --zstd -xf {}) and pass the directory", path.string(),
+                                          name));
+        }
+        if (ends_with(name, ".yaml") || ends_with(name, ".yml")) {
+            throw input_error(fmt::format("{}: a card, not a trace: pass the directory that holds the card and its traces", path.string()));
+        }
+        input.layout = "trace file";
+        input.trace_dir = path.parent_path();
+        input.traces.push_back(TraceInput{path, rank_from_name(name).value_or(-1), true, true});
+        return input;
+    }
+    fs::path dir = path;
+    if (fs::is_directory(path / "traces", ec) && fs::is_regular_file(path / "card.yaml", ec)) {
+        input.layout = "run directory";
+        input.card = path / "card.yaml";
+        dir = path / "traces";
+    } else {
+        // "b-1/" has an empty filename(): name the directory by its last non-empty component.
+        fs::path normal = fs::absolute(path).lexically_normal();
+        if (normal.filename().empty()) {
+            normal = normal.parent_path();
+        }
+        const fs::path bundle_card = path / (normal.filename().string() + ".yaml");
+        if (fs::is_regular_file(bundle_card, ec)) {
+            input.layout = "bundle directory";
+            input.card = bundle_card;
+        } else {
+            input.layout = "trace directory";
+            input.card = only_yaml(path, input.notes);
+        }
+    }
+    input.trace_dir = dir;
+    input.traces = list_traces(dir);
+    if (std::none_of(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.standard; })) {
+        throw input_error(fmt::format("{}: no trace files (looked for kineto_trace_<rank>.json, rank<rank>_trace.json, "
+                                      "rank-<rank>.json.gz, *.trace.json and other .json/.json.gz files)",
+                                      dir.string()));
+    }
+    apply_reference_sample(input);
+    return input;
+}
+
+} // namespace harness::metrics

@@ -1,0 +1,31 @@
+#pragma once
+// Where the traces and the card of a metrics PATH are: one trace file, a directory of rank
+// traces with an optional card beside them (CCL-Bench trace_collection), a run directory
+// (traces/ + card.yaml) or an unpacked bundle (<name>/<name>.yaml beside the traces).
+#include "util/fs.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness::metrics {
+
+struct TraceInput {
+    fs::path file;
+    long long rank = -1;          ///< from the file name, -1 when it does not say
+    bool standard = true;         ///< read by the default mode (a rank trace by its name)
+    bool reference = true;        ///< read by --reference (select_json_files: every *.json, sampled above 16)
+};
+
+struct MetricsInput {
+    std::string layout;  ///< "trace file", "trace directory", "run directory", "bundle directory"
+    fs::path trace_dir;
+    std::vector<TraceInput> traces;  ///< sorted by path, as the tools list them
+    std::optional<fs::path> card;
+    std::vector<std::string> notes;
+};
+
+/// Throws HarnessError (exit 2) when `path` does not exist, is a packed bundle, or holds no trace.
+MetricsInput resolve_metrics_input(const fs::path& path);
+
+} // namespace harness::metrics

@@ -1,0 +1,81 @@
+#pragma once
+// One rank's trace reduced to what the metrics read: compact tables of spans (GPU kernels, host
+// operators, XLA ops), step markers and collective arguments. The reader streams the file once
+// (plain or gzip; Kineto object form, legacy autograd array form, XLA Chrome traces) and never
+// holds the whole document, so memory follows the number of kept events, not the file size.
+#include "metrics/name_table.hpp"
+#include "util/fs.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness::metrics {
+
+/// One `ph:"X"` event, times in the trace's unit (µs).
+struct Span {
+    double ts = 0;
+    double dur = 0;
+    NameId name = 0;
+    NameId thread = 0;  ///< interned "pid/tid" (for uncategorized XLA events: the pid alone)
+};
+
+enum class StepKind : std::uint8_t {
+    profiler_step,         ///< ProfilerStep#N, cat user_annotation
+    vllm_execute_context,  ///< execute_context_*, cat user_annotation
+    sglang_run_batch,      ///< a python_function whose name contains run_batch
+    xla_core_step,         ///< "$core.py:331 step"
+    xla_step_marker,       ///< StepMarker
+};
+
+struct StepMarker {
+    double ts = 0;
+    double dur = 0;
+    long long number = -1;  ///< N of ProfilerStep#N (digits to the end of the name), else -1
+    NameId name = 0;
+    StepKind kind = StepKind::profiler_step;
+};
+
+/// The NCCL arguments PyTorch records on a collective (on the kernel, or on the host
+/// `record_param_comms` operator).
+struct CollectiveArgs {
+    bool on_kernel = false;
+    std::uint32_t span = 0;  ///< index into kernels or host_ops
+    NameId collective = 0;   ///< args["Collective name"]
+    NameId dtype = 0;        ///< args["dtype"]
+    bool has_nelems = false;
+    double nelems = 0;       ///< args["In msg nelems"]
+};
+
+enum class TraceFormat : std::uint8_t { kineto, legacy_autograd };
+
+struct RankTrace {
+    fs::path file;
+    TraceFormat format = TraceFormat::kineto;
+    bool compressed = false;
+    std::uint64_t bytes = 0;   ///< uncompressed bytes read
+    std::uint64_t events = 0;  ///< entries of traceEvents
+    std::optional<long long> distributed_rank;  ///< distributedInfo.rank when the trace says
+
+    NameTable names;  ///< span and step names, threads, collective names, dtypes
+    std::vector<Span> kernels;     ///< cat "kernel"
+    std::vector<Span> host_ops;    ///< host operators the classifier cares about (aten::, gloo:, c10d::...)
+    std::vector<Span> xla_ops;     ///< X events without a cat (XLA/TPU profiler traces)
+    std::vector<StepMarker> steps; ///< every step-marker candidate, in file order
+    std::vector<CollectiveArgs> collectives;
+    std::map<std::string, std::string> process_names;  ///< pid (as written) -> process_name metadata
+    std::map<std::string, std::string> thread_names;   ///< "pid\ttid" -> thread_name metadata
+};
+
+struct ReadOptions {
+    std::size_t buffer_bytes = std::size_t{8} << 20;  ///< grows when one event is larger
+};
+
+/// Reads one trace file. Malformed input (not JSON, truncated, wrong top-level type, traceEvents
+/// not an array, an event that is not an object, an X event without a numeric ts or dur) throws
+/// HarnessError (exit 2) naming the file and the byte offset (uncompressed, for gzip).
+RankTrace read_trace(const fs::path& path, const ReadOptions& options = {});
+
+} // namespace harness::metrics

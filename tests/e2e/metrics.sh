@@ -1,0 +1,103 @@
+#!/bin/bash
+# `ccl-harness metrics` like a user: the hand-computed fixtures, the real DeepSeek-V3 trace against
+# what the CCL-Bench tools report on it, a real tiny-ddp run (host-side, both ranks) and its bundle,
+# and the ways input goes wrong.
+source "$(dirname "$0")/lib.sh"
+cd "$CCL_SOURCE_DIR"
+fixtures=tests/fixtures/traces
+
+# json_value FILE EXPR: evaluates a Python expression over the --json report (as m: metrics).
+json_value() {
+    /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); m={k: v["value"] for k, v in r["metrics"].items()}; print(eval(sys.argv[2]))' "$1" "$2"
+}
+expect_true() { # expect_true WHAT FILE EXPR
+    local got
+    got=$(json_value "$2" "$3" 2>&1) || true
+    if [ "$got" = True ]; then pass; else fail "$1: $3 is $got"; fi
+}
+
+# 1. Fixtures, both modes, through the command line.
+"$CCL_HARNESS" metrics "$fixtures/two_ranks" --json >"$SCRATCH/two.json" && pass || fail "metrics --json on two_ranks"
+expect_true "default overlap" "$SCRATCH/two.json" 'abs(m["compute_comm_overlap"] - 32.142857142857146) < 1e-9'
+expect_true "default total comm" "$SCRATCH/two.json" 'abs(m["total_communication_time"] - 4.75e-05) < 1e-15'
+expect_true "straggler" "$SCRATCH/two.json" 'm["straggler"] == 0.5'
+expect_true "volume" "$SCRATCH/two.json" 'r["metrics"]["collective_volume"]["by_collective"]["allreduce"] == 2900'
+expect_true "disagreement names FlashAttention" "$SCRATCH/two.json" \
+    'any("CollectiveMainloop" in k["name"] for d in r["disagreements"] for k in d["kernels"])'
+"$CCL_HARNESS" metrics "$fixtures/two_ranks" --reference --json >"$SCRATCH/two-ref.json" && pass || fail "--reference --json"
+expect_true "reference overlap" "$SCRATCH/two-ref.json" 'abs(m["compute_comm_overlap"] - 21.428571428571427) < 1e-9'
+expect_true "reference mfu rounds" "$SCRATCH/two-ref.json" 'm["mfu"] == 0.0903'
+expect_status 0 "table for people" -- "$CCL_HARNESS" metrics "$fixtures/two_ranks"
+expect_output "table row" "compute_comm_overlap        32.1429 %"
+expect_output "modes disagree" "The default classifier and the CCL-Bench reference disagree"
+expect_output "the kernel responsible" "default: DeepEP"
+expect_status 0 "one metric" -- "$CCL_HARNESS" metrics "$fixtures/cpu_gloo/rank-0.json" --metric compute_comm_overlap
+expect_output "host-side overlap" "compute_comm_overlap        60 %"
+[ "$(grep -c '^avg_step_time' <<<"$OUT")" -eq 0 ] && pass || fail "--metric printed other metrics"
+expect_status 0 "a metric that does not apply says why" -- "$CCL_HARNESS" metrics "$fixtures/empty_step"
+expect_output "why" "no communication inside the inner steps"
+if grep -q -- "-1" <<<"$OUT"; then fail "a -1 in the output: $OUT"; else pass; fi
+
+# 2. The real DeepSeek-V3 trace: --reference gives the README's numbers, default finds DeepEP.
+deepseek="$CCL_SHARED_DIR/traces/deepseek-v3-dualpipe-train-rank0.json"
+mkdir -p "$SCRATCH/deepseek"
+ln -sf "$deepseek" "$SCRATCH/deepseek/kineto_trace_0.json"
+"$CCL_HARNESS" metrics "$SCRATCH/deepseek" --reference --json >"$SCRATCH/ds-ref.json" && pass || fail "DeepSeek --reference"
+expect_true "README avg_step_time" "$SCRATCH/ds-ref.json" 'round(m["avg_step_time"], 6) == 0.112202'
+expect_true "README overlap" "$SCRATCH/ds-ref.json" 'round(m["compute_comm_overlap"], 2) == 99.83'
+expect_true "README fraction" "$SCRATCH/ds-ref.json" 'm["communication_fraction"] == 0'
+expect_true "README total comm" "$SCRATCH/ds-ref.json" 'm["total_communication_time"] == 0'
+"$CCL_HARNESS" metrics "$SCRATCH/deepseek" --json >"$SCRATCH/ds.json" && pass || fail "DeepSeek default"
+expect_true "DeepEP is communication" "$SCRATCH/ds.json" 'm["total_communication_time"] > 0.05'
+expect_true "no FlashAttention communication" "$SCRATCH/ds.json" \
+    'all(k["default"] == "compute" for d in r["disagreements"] for k in d["kernels"] if "flash::" in k["name"])'
+expect_true "DeepEP named" "$SCRATCH/ds.json" \
+    'any(k["default"] == "DeepEP" and "dispatch" in k["name"] for d in r["disagreements"] for k in d["kernels"])'
+gzip -c "$deepseek" >"$SCRATCH/kineto_trace_0.json.gz"
+expect_status 0 "a gzip trace" -- "$CCL_HARNESS" metrics "$SCRATCH/kineto_trace_0.json.gz" --reference --metric avg_step_time
+expect_output "gzip step time" "0.112202 s"
+
+# 3. A real run: tiny-ddp over gloo on CPU, metrics host-side for both ranks; then its bundle.
+results="$SCRATCH/results"
+expect_status 0 "tiny-ddp runs" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
+run=$(ls -dt "$results"/*/ | head -n 1)
+run=${run%/}
+bundle="$run.tar.zst"
+if [ ! -f "$bundle" ]; then
+    expect_status 0 "pack the run" -- "$CCL_HARNESS" pack "$run"
+fi
+expect_status 0 "metrics of the run directory" -- "$CCL_HARNESS" metrics "$run"
+expect_output "layout" "(run directory, 2 rank traces, card card.yaml)"
+for metric in avg_step_time compute_comm_overlap total_communication_time; do
+    if grep -E "^$metric +[0-9.e-]+ .* 0=[0-9.e-]+  1=[0-9.e-]+ .*host-side|^avg_step_time +[0-9.e-]+ s +0=[0-9.e-]+  1=[0-9.e-]+" <<<"$OUT" |
+        grep -q "^$metric"; then pass; else fail "$metric for both ranks:"$'\n'"$OUT"; fi
+done
+expect_output "host-side" "host-side (CPU operators)"
+if [ -n "$bundle" ] && [ -f "$bundle" ]; then
+    expect_status 2 "a packed bundle asks to be unpacked" -- "$CCL_HARNESS" metrics "$bundle"
+    expect_output "unpack hint" "unpack it first"
+    mkdir -p "$SCRATCH/unpacked"
+    tar --zstd -xf "$bundle" -C "$SCRATCH/unpacked" && pass || fail "tar --zstd -xf $bundle"
+    expect_status 0 "metrics of the unpacked bundle" -- "$CCL_HARNESS" metrics "$SCRATCH/unpacked/$(basename "$bundle" .tar.zst)"
+    expect_output "bundle layout" "(bundle directory, 2 rank traces"
+    expect_output "bundle overlap" "compute_comm_overlap"
+else
+    fail "no bundle at $bundle"
+fi
+
+# 4. Bad input: one clear error, exit 2.
+head -c 300 "$deepseek" >"$SCRATCH/cut.json"
+expect_status 2 "truncated trace" -- "$CCL_HARNESS" metrics "$SCRATCH/cut.json"
+expect_output "offset" "cut.json: byte 300: truncated"
+echo '[1, 2]' >"$SCRATCH/array.json"
+expect_status 2 "an array of numbers" -- "$CCL_HARNESS" metrics "$SCRATCH/array.json"
+expect_output "not an event" "an event that is not a JSON object"
+echo '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1}]}' >"$SCRATCH/nodur.json"
+expect_status 2 "missing dur" -- "$CCL_HARNESS" metrics "$SCRATCH/nodur.json"
+expect_output "missing dur" "has no dur"
+expect_status 2 "unknown metric" -- "$CCL_HARNESS" metrics "$fixtures/two_ranks" --metric overlap
+expect_output "suggestion" "unknown metric \"overlap\""
+expect_status 2 "missing path" -- "$CCL_HARNESS" metrics "$SCRATCH/nothing-here"
+expect_status 2 "no traces" -- "$CCL_HARNESS" metrics "$CCL_SOURCE_DIR/docs"
+
+finish

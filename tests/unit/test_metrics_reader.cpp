@@ -1,0 +1,200 @@
+#include "metrics/trace_events.hpp"
+#include "test_context.hpp"
+#include "util/error.hpp"
+
+#include <catch2/catch.hpp>
+#include <zlib.h>
+
+using namespace harness;
+using namespace harness::metrics;
+using harness::test::TempDir;
+
+namespace {
+
+const char* const k_kineto = R"({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "GPU"}],
+ "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 4},
+ "traceEvents": [
+  {"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "/device:TPU:0"}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 100, "dur": 50.5},
+  {"ph": "X", "cat": "kernel", "name": "nccl\u0044evKernel_AllReduce \"x\"", "pid": 0, "tid": 7, "ts": 110.25, "dur": 3e1,
+   "args": {"In msg nelems": 1024, "dtype": "BFloat16", "Collective name": "allreduce", "grid": [1, 1, 1]}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 101, "dur": 2, "args": {"External id": 3}},
+  {"ph": "X", "cat": "cpu_op", "name": "Optimizer.step", "pid": 1, "tid": 1, "ts": 101, "dur": 2},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 105, "dur": 1},
+  {"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 105, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "i", "s": "g", "name": "Iteration Start", "pid": "Traces", "tid": "x", "ts": 100},
+  {"ph": "X", "cat": "python_function", "name": "scheduler.py(10): run_batch", "pid": 1, "tid": 1, "ts": 1, "dur": 2},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#notanumber", "pid": 1, "tid": 1, "ts": 1, "dur": 2}
+ ],
+ "traceName": "x"}
+)";
+
+std::string gzip(const std::string& text) {
+    z_stream stream{};
+    REQUIRE(deflateInit2(&stream, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    stream.avail_in = static_cast<uInt>(text.size());
+    stream.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream.avail_out = static_cast<uInt>(out.size());
+    REQUIRE(deflate(&stream, Z_FINISH) == Z_STREAM_END);
+    out.resize(stream.total_out);
+    deflateEnd(&stream);
+    return out;
+}
+
+std::string error_of(const fs::path& file, const ReadOptions& options = {}) {
+    try {
+        read_trace(file, options);
+    } catch (const HarnessError& e) {
+        CHECK(e.code() == k_exit_usage);
+        return e.what();
+    }
+    FAIL("no error for " << file);
+    return "";
+}
+
+void check_kineto(const RankTrace& trace) {
+    CHECK(trace.format == TraceFormat::kineto);
+    CHECK(trace.events == 10);
+    REQUIRE(trace.distributed_rank);
+    CHECK(*trace.distributed_rank == 3);
+    REQUIRE(trace.kernels.size() == 1);
+    CHECK(trace.names.text(trace.kernels[0].name) == "ncclDevKernel_AllReduce \"x\"");
+    CHECK(trace.kernels[0].ts == 110.25);
+    CHECK(trace.kernels[0].dur == 30.0);
+    REQUIRE(trace.collectives.size() == 1);
+    CHECK(trace.collectives[0].on_kernel);
+    CHECK(trace.collectives[0].nelems == 1024);
+    CHECK(trace.names.text(trace.collectives[0].dtype) == "BFloat16");
+    CHECK(trace.names.text(trace.collectives[0].collective) == "allreduce");
+    REQUIRE(trace.host_ops.size() == 1);  // aten::mm; Optimizer.step is not an operator the metrics use
+    CHECK(trace.names.text(trace.host_ops[0].name) == "aten::mm");
+    REQUIRE(trace.steps.size() == 2);
+    CHECK(trace.steps[0].kind == StepKind::profiler_step);
+    CHECK(trace.steps[0].number == 2);
+    CHECK(trace.steps[0].dur == 50.5);
+    CHECK(trace.steps[1].kind == StepKind::sglang_run_batch);
+    CHECK(trace.process_names.at("7") == "/device:TPU:0");
+}
+
+} // namespace
+
+TEST_CASE("a Kineto trace keeps kernels, steps, host operators and NCCL arguments", "[metrics]") {
+    TempDir dir;
+    check_kineto(read_trace(dir.write("t.json", k_kineto)));
+}
+
+TEST_CASE("a tiny read buffer gives the same tables as a large one", "[metrics]") {
+    TempDir dir;
+    const auto file = dir.write("t.json", k_kineto);
+    for (const std::size_t size : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{100}}) {
+        ReadOptions options;
+        options.buffer_bytes = size;
+        check_kineto(read_trace(file, options));
+    }
+}
+
+TEST_CASE("a gzip trace is read like the plain one, whatever its name", "[metrics]") {
+    TempDir dir;
+    const auto file = dir.write("kineto_trace_0.json.gz", gzip(k_kineto));
+    const RankTrace trace = read_trace(file);
+    CHECK(trace.compressed);
+    check_kineto(trace);
+    // Two members back to back are one stream (what `cat a.gz b.gz` gives).
+    const std::string text = k_kineto;
+    const auto two = dir.write("two.gz", gzip(text.substr(0, 500)) + gzip(text.substr(500)));
+    check_kineto(read_trace(two));
+}
+
+TEST_CASE("a legacy autograd array is read with steps and host operators told apart by name", "[metrics]") {
+    TempDir dir;
+    const auto file = dir.write("rank-0.json", R"([
+{"name": "ProfilerStep#1", "ph": "X", "ts": 0, "dur": 9, "tid": 1, "pid": "CPU functions", "args": {}},
+{"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2, "tid": 1, "pid": "CPU functions", "args": {}},
+{"name": "gloo:all_reduce", "ph": "X", "ts": 3, "dur": 1, "tid": 2, "pid": "CPU functions", "args": {}}
+])");
+    const RankTrace trace = read_trace(file);
+    CHECK(trace.format == TraceFormat::legacy_autograd);
+    CHECK(trace.events == 3);
+    REQUIRE(trace.steps.size() == 1);
+    CHECK(trace.steps[0].number == 1);
+    CHECK(trace.host_ops.size() == 2);
+    CHECK(trace.kernels.empty());
+}
+
+TEST_CASE("XLA events without a category are kept with their thread", "[metrics]") {
+    TempDir dir;
+    const auto file = dir.write("h.trace.json", R"({"traceEvents": [
+{"ph": "M", "name": "thread_name", "pid": 2, "tid": 3, "args": {"name": "XLA Ops"}},
+{"ph": "X", "name": "StepMarker", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+{"ph": "X", "name": "all-gather-start.1", "pid": 2, "tid": 3, "ts": 1, "dur": 1}]})");
+    const RankTrace trace = read_trace(file);
+    REQUIRE(trace.xla_ops.size() == 1);
+    CHECK(trace.names.text(trace.xla_ops[0].thread) == "2\t3");
+    CHECK(trace.thread_names.at("2\t3") == "XLA Ops");
+    REQUIRE(trace.steps.size() == 1);
+    CHECK(trace.steps[0].kind == StepKind::xla_step_marker);
+}
+
+TEST_CASE("malformed traces name the file and the byte offset", "[metrics]") {
+    TempDir dir;
+    const std::string text = k_kineto;
+
+    SECTION("truncated inside an event, at any buffer size") {
+        const auto file = dir.write("cut.json", text.substr(0, 400));
+        for (const std::size_t size : {std::size_t{16}, std::size_t{1} << 20}) {
+            ReadOptions options;
+            options.buffer_bytes = size;
+            const std::string error = error_of(file, options);
+            CHECK_THAT(error, Catch::Contains("cut.json: byte 400: truncated"));
+            CHECK_THAT(error, Catch::Contains("an event that starts at byte"));
+        }
+    }
+    SECTION("truncated gzip stream") {
+        const std::string packed = gzip(text);
+        const auto file = dir.write("cut.json.gz", packed.substr(0, packed.size() / 2));
+        CHECK_THAT(error_of(file), Catch::Contains("cut.json.gz: truncated gzip stream"));
+    }
+    SECTION("gzip that is not deflate data") {
+        const auto file = dir.write("bad.json.gz", std::string("\x1f\x8b\x08\x00garbage that is not deflate at all", 38));
+        CHECK_THAT(error_of(file), Catch::Contains("bad.json.gz: damaged gzip stream"));
+    }
+    SECTION("wrong top-level types") {
+        CHECK_THAT(error_of(dir.write("n.json", "42")), Catch::Contains("n.json: byte 0: not a trace: expected a JSON object"));
+        CHECK_THAT(error_of(dir.write("s.json", "  \"x\"")), Catch::Contains("s.json: byte 2: not a trace"));
+        CHECK_THAT(error_of(dir.write("o.json", R"({"schemaVersion": 1})")), Catch::Contains("a JSON object without a traceEvents array"));
+        CHECK_THAT(error_of(dir.write("a.json", R"({"traceEvents": {"a": 1}})")),
+                   Catch::Contains("a.json: byte 16: traceEvents is not an array"));
+        CHECK_THAT(error_of(dir.write("e.json", R"({"traceEvents": [1, 2]})")),
+                   Catch::Contains("e.json: byte 17: an event that is not a JSON object"));
+    }
+    SECTION("empty file") { CHECK_THAT(error_of(dir.write("empty.json", "")), Catch::Contains("empty.json: byte 0: truncated")); }
+    SECTION("an X event without ts or dur, or with a string") {
+        CHECK_THAT(error_of(dir.write("d.json", R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 1}]})")),
+                   Catch::Contains("d.json: byte 17: traceEvents[0] (\"k\", ph X) has no dur"));
+        CHECK_THAT(error_of(dir.write("t.json", R"({"traceEvents": [{"ph": "M"}, {"ph": "X", "name": "k", "dur": 1}]})")),
+                   Catch::Contains("traceEvents[1] (\"k\", ph X) has no ts"));
+        CHECK_THAT(error_of(dir.write("q.json", R"({"traceEvents": [{"ph": "X", "name": "k", "ts": "1", "dur": 1}]})")),
+                   Catch::Contains("q.json: byte 48: traceEvents[0] (\"k\"): ts is not a finite number"));
+        CHECK_THAT(error_of(dir.write("nan.json", R"({"traceEvents": [{"ph": "X", "name": "k", "ts": NaN, "dur": 1}]})")),
+                   Catch::Contains("ts is not a finite number"));
+    }
+    SECTION("syntax errors inside an event") {
+        CHECK_THAT(error_of(dir.write("c.json", R"({"traceEvents": [{"ph": "X" "ts": 1}]})")),
+                   Catch::Contains("c.json: byte 28: expected ',' or '}' in an event"));
+        CHECK_THAT(error_of(dir.write("num.json", R"({"traceEvents": [{"ts": 1.}]})")),
+                   Catch::Contains("num.json: byte 26: expected a digit after the decimal point"));
+        CHECK_THAT(error_of(dir.write("esc.json", R"({"traceEvents": [{"name": "a\qb"}]})")),
+                   Catch::Contains("esc.json: byte 28: invalid escape in a string"));
+        CHECK_THAT(error_of(dir.write("lit.json", R"({"traceEvents": [{"x": tru}]})")), Catch::Contains("lit.json: byte 23: expected a value"));
+    }
+    SECTION("data after the trace") {
+        CHECK_THAT(error_of(dir.write("tail.json", R"({"traceEvents": []} x)")),
+                   Catch::Contains("tail.json: byte 20: unexpected data after the end of the trace"));
+    }
+    SECTION("missing file and directory") {
+        CHECK_THAT(error_of(dir.path() / "none.json"), Catch::Contains("none.json: cannot open trace"));
+        CHECK_THAT(error_of(dir.path()), Catch::Contains("is a directory"));
+    }
+}
