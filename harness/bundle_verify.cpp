@@ -43,7 +43,7 @@ void check_interrupt() {
 
 /// What a file holds when it is not zstd-compressed (empty when it is), from its first bytes,
 /// so that the common wrong files get a message naming them.
-std::string foreign_archive_kind(const fs::path &file) {
+std::string foreign_archive_kind(const fs::path& file) {
     char head[512] = {};
     std::ifstream in(file, std::ios::binary);
     in.read(head, sizeof head);
@@ -75,13 +75,13 @@ std::string foreign_archive_kind(const fs::path &file) {
 }
 
 /// The extractor's message without the archive path it starts with (the report names it).
-std::string without_archive_prefix(const std::string &what, const fs::path &archive) {
+std::string without_archive_prefix(const std::string& what, const fs::path& archive) {
     const std::string prefix = archive.string() + ": ";
     return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
 }
 
 struct ArchiveReadFree {
-    void operator()(archive *a) const { archive_read_free(a); }
+    void operator()(archive* a) const { archive_read_free(a); }
 };
 
 /// Why the zstd stream cannot be read to its end, or empty when it can: this is what tells a
@@ -89,7 +89,7 @@ struct ArchiveReadFree {
 /// the extractor refused (unsafe or not a tar: unusable input, exit 2). Nothing is written, and
 /// reading stops where the extractor's expansion limits would, so a bomb costs no more here
 /// than an honest archive of its size.
-std::string zstd_stream_damage(const fs::path &archive_path) {
+std::string zstd_stream_damage(const fs::path& archive_path) {
     const ExtractLimits limits;
     std::error_code ec;
     const std::uint64_t compressed = fs::file_size(archive_path, ec);
@@ -100,10 +100,10 @@ std::string zstd_stream_damage(const fs::path &archive_path) {
     archive_read_support_filter_zstd(a.get());
     archive_read_support_format_raw(a.get());
     const auto la_error = [&] {
-        const char *message = archive_error_string(a.get());
+        const char* message = archive_error_string(a.get());
         return std::string(message != nullptr ? message : "unreadable");
     };
-    archive_entry *entry = nullptr;
+    archive_entry* entry = nullptr;
     if (archive_read_open_filename(a.get(), archive_path.c_str(), std::size_t{1} << 20) != ARCHIVE_OK ||
         archive_read_next_header(a.get(), &entry) != ARCHIVE_OK) {
         return la_error();
@@ -128,7 +128,7 @@ std::string zstd_stream_damage(const fs::path &archive_path) {
     }
 }
 
-std::vector<fs::path> list_directory(const fs::path &dir) {
+std::vector<fs::path> list_directory(const fs::path& dir) {
     std::vector<fs::path> entries;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -141,13 +141,13 @@ std::vector<fs::path> list_directory(const fs::path &dir) {
     return entries;
 }
 
-bool is_real_directory(const fs::path &path) {
+bool is_real_directory(const fs::path& path) {
     std::error_code ec;
     return fs::is_directory(fs::symlink_status(path, ec));
 }
 
 /// The one directory an unpacked archive must hold, or empty with the problem recorded.
-fs::path single_top_directory(const fs::path &unpacked, Problems &problems) {
+fs::path single_top_directory(const fs::path& unpacked, Problems& problems) {
     const std::vector<fs::path> entries = list_directory(unpacked);
     if (entries.size() == 1 && is_real_directory(entries.front())) {
         return entries.front();
@@ -178,8 +178,8 @@ struct JsonRecord {
     bool ok = false;
 };
 
-void load_record(const fs::path &dir, const std::string &name, const std::string &what, JsonRecord &record,
-                 Problems &problems) {
+void load_record(const fs::path& dir, const std::string& name, const std::string& what, JsonRecord& record,
+                 Problems& problems) {
     const fs::path path = dir / name;
     const fs::file_status status = fs::symlink_status(path);
     if (!fs::exists(status)) {
@@ -219,8 +219,8 @@ std::optional<std::string_view> string_at(simdjson::dom::object object, std::str
 
 /// The pins and format are provenance.hpp's check; whether the record is about this bundle is
 /// verify's.
-void check_provenance(const fs::path &dir, const std::string &name, Problems &problems) {
-    for (const std::string &line : check_provenance_file(dir)) {
+void check_provenance(const fs::path& dir, const std::string& name, Problems& problems) {
+    for (const std::string& line : check_provenance_file(dir)) {
         const std::size_t colon = line.find(": ");
         problems.push_back(colon == std::string::npos ? BundleProblem{k_provenance_name, line}
                                                       : BundleProblem{line.substr(0, colon), line.substr(colon + 2)});
@@ -239,7 +239,7 @@ void check_provenance(const fs::path &dir, const std::string &name, Problems &pr
 
 // ---- run.json, scripts/ ----
 
-void check_run_record(const fs::path &dir, const std::string &name, Problems &problems) {
+void check_run_record(const fs::path& dir, const std::string& name, Problems& problems) {
     JsonRecord record;
     load_record(dir, "run.json", "the run record", record, problems);
     if (!record.ok) {
@@ -258,21 +258,21 @@ void check_run_record(const fs::path &dir, const std::string &name, Problems &pr
     }
 }
 
-void check_scripts(const fs::path &dir, const std::vector<std::string> &files, Problems &problems) {
+void check_scripts(const fs::path& dir, const std::vector<std::string>& files, Problems& problems) {
     if (!is_real_directory(dir / "scripts")) {
         problems.push_back({"scripts/", "missing: the scripts that ran (the run directory's rendered/)"});
         return;
     }
     if (std::none_of(files.begin(), files.end(),
-                     [](const std::string &file) { return starts_with(file, "scripts/"); })) {
+                     [](const std::string& file) { return starts_with(file, "scripts/"); })) {
         problems.push_back({"scripts/", "empty: it should hold the scripts that ran (the run directory's rendered/)"});
     }
 }
 
 // ---- traces ----
 
-void check_traces(const fs::path &dir, const std::vector<std::string> &files, BundleReport &report) {
-    for (const std::string &relative : files) {
+void check_traces(const fs::path& dir, const std::vector<std::string>& files, BundleReport& report) {
+    for (const std::string& relative : files) {
         const std::string first = relative.substr(0, relative.find('/'));
         if (relative.find('/') == std::string::npos && is_trace_file_name(relative)) {
             check_interrupt();
@@ -293,7 +293,7 @@ void check_traces(const fs::path &dir, const std::vector<std::string> &files, Bu
 }
 
 /// "kineto_trace_0..7", "kineto_trace_3", or "kineto_trace_0, 2, 5".
-std::string describe_ranks(const std::vector<long long> &ranks) {
+std::string describe_ranks(const std::vector<long long>& ranks) {
     const bool contiguous = ranks.back() - ranks.front() + 1 == static_cast<long long>(ranks.size());
     if (contiguous) {
         return ranks.size() == 1 ? fmt::format("kineto_trace_{}", ranks.front())
@@ -308,17 +308,17 @@ std::string describe_ranks(const std::vector<long long> &ranks) {
 
 // ---- the card ----
 
-std::string relative_location(const std::string &location, const fs::path &dir) {
+std::string relative_location(const std::string& location, const fs::path& dir) {
     const std::string prefix = dir.string() + "/";
     return location.rfind(prefix, 0) == 0 ? location.substr(prefix.size()) : location;
 }
 
 /// metric_source.traces as written: a list, or one value.
-std::vector<std::string> listed_traces(const YAML::Node &root) {
+std::vector<std::string> listed_traces(const YAML::Node& root) {
     const YAML::Node node = find_node(root, "metric_source.traces");
     std::vector<std::string> kinds;
     if (node.IsSequence()) {
-        for (const YAML::Node &item : node) {
+        for (const YAML::Node& item : node) {
             kinds.push_back(scalar_text(item));
         }
     } else if (node.IsScalar()) {
@@ -328,7 +328,7 @@ std::vector<std::string> listed_traces(const YAML::Node &root) {
 }
 
 /// xpu_spec.total_count when it is a positive integer, else 0 (validation reports why).
-long long total_count(const YAML::Node &root) {
+long long total_count(const YAML::Node& root) {
     const std::string text = scalar_text(find_node(root, "workload.hardware.xpu_spec.total_count"));
     if (text.empty() || text.size() > 18 ||
         !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -338,7 +338,7 @@ long long total_count(const YAML::Node &root) {
 }
 
 /// "card.yaml:12:3" for a field of the card, relative to the bundle.
-std::string where(const YamlDocument &doc, const fs::path &dir, const std::string &field) {
+std::string where(const YamlDocument& doc, const fs::path& dir, const std::string& field) {
     return relative_location(doc.location(find_node(doc.root(), field), field), dir);
 }
 
@@ -349,9 +349,9 @@ struct HeldTraces {
     bool nsys = false;
 };
 
-HeldTraces held_traces(const BundleReport &report, const std::vector<std::string> &files) {
+HeldTraces held_traces(const BundleReport& report, const std::vector<std::string>& files) {
     HeldTraces held;
-    for (const BundleTrace &trace : report.traces) {
+    for (const BundleTrace& trace : report.traces) {
         if (const long long rank = kineto_trace_rank(trace.path); rank >= 0) {
             held.ranks.push_back(rank);
         } else {
@@ -359,14 +359,14 @@ HeldTraces held_traces(const BundleReport &report, const std::vector<std::string
         }
     }
     std::sort(held.ranks.begin(), held.ranks.end());
-    held.nsys = std::any_of(files.begin(), files.end(), [](const std::string &file) {
+    held.nsys = std::any_of(files.begin(), files.end(), [](const std::string& file) {
         return file.find('/') == std::string::npos && starts_with(file, "nsys_") &&
                (ends_with(file, ".nsys-rep") || ends_with(file, ".sqlite"));
     });
     return held;
 }
 
-void check_trace_url(const YamlDocument &doc, const fs::path &dir, BundleReport &report) {
+void check_trace_url(const YamlDocument& doc, const fs::path& dir, BundleReport& report) {
     const std::string trace_url = scalar_text(find_node(doc.root(), "trace_url"));
     const std::string archive_name = report.name + ".tar.zst";
     if (trace_url != archive_name) {
@@ -377,14 +377,14 @@ void check_trace_url(const YamlDocument &doc, const fs::path &dir, BundleReport 
     }
 }
 
-bool lists_any(const std::vector<std::string> &listed, const std::set<std::string> &kinds) {
-    return std::any_of(listed.begin(), listed.end(), [&](const std::string &kind) { return kinds.count(kind) != 0; });
+bool lists_any(const std::vector<std::string>& listed, const std::set<std::string>& kinds) {
+    return std::any_of(listed.begin(), listed.end(), [&](const std::string& kind) { return kinds.count(kind) != 0; });
 }
 
 /// metric_source.traces must say truthfully which kinds of trace the bundle holds.
-void check_trace_kinds(const YamlDocument &doc, const fs::path &dir, const HeldTraces &held, BundleReport &report) {
+void check_trace_kinds(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, BundleReport& report) {
     const std::vector<std::string> listed = listed_traces(doc.root());
-    const auto check = [&](bool holds, const std::set<std::string> &kinds, const char *kind, const char *files) {
+    const auto check = [&](bool holds, const std::set<std::string>& kinds, const char* kind, const char* files) {
         if (holds == lists_any(listed, kinds)) {
             return;
         }
@@ -400,9 +400,9 @@ void check_trace_kinds(const YamlDocument &doc, const fs::path &dir, const HeldT
 }
 
 /// Without a card field naming sampled ranks (CCL-Bench cards have none), every rank is traced.
-void check_rank_count(const YamlDocument &doc, const fs::path &dir, const HeldTraces &held, BundleReport &report) {
+void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, BundleReport& report) {
     const long long total = total_count(doc.root());
-    const std::vector<long long> &ranks = held.ranks;
+    const std::vector<long long>& ranks = held.ranks;
     if (total <= 0 || (ranks.empty() && !lists_any(listed_traces(doc.root()), k_kineto_kinds))) {
         return;
     }
@@ -425,7 +425,7 @@ void check_rank_count(const YamlDocument &doc, const fs::path &dir, const HeldTr
     }
 }
 
-void check_card(const fs::path &dir, const std::vector<std::string> &files, BundleReport &report) {
+void check_card(const fs::path& dir, const std::vector<std::string>& files, BundleReport& report) {
     const std::string card_name = report.name + ".yaml";
     const fs::path card_path = dir / card_name;
     const fs::file_status status = fs::symlink_status(card_path);
@@ -434,7 +434,7 @@ void check_card(const fs::path &dir, const std::vector<std::string> &files, Bund
     }
     if (!fs::exists(status)) {
         std::vector<std::string> others;
-        for (const std::string &file : files) {
+        for (const std::string& file : files) {
             if (file.find('/') == std::string::npos && (ends_with(file, ".yaml") || ends_with(file, ".yml"))) {
                 others.push_back(file);
             }
@@ -446,7 +446,7 @@ void check_card(const fs::path &dir, const std::vector<std::string> &files, Bund
         return;
     }
     const ValidationResult validation = validate_file(card_path, ValidateOptions{});
-    for (const Diagnostic &d : validation.diagnostics.items()) {
+    for (const Diagnostic& d : validation.diagnostics.items()) {
         if (d.severity == Severity::error) {
             const std::string location = relative_location(d.location, dir);
             report.problems.push_back(
@@ -463,14 +463,14 @@ void check_card(const fs::path &dir, const std::vector<std::string> &files, Bund
         check_trace_url(doc, dir, report);
         check_trace_kinds(doc, dir, held, report);
         check_rank_count(doc, dir, held, report);
-    } catch (const HarnessError &) {
+    } catch (const HarnessError&) {
         // validate_file has reported why the card cannot be read.
     }
 }
 
 // ---- the bundle directory ----
 
-std::vector<std::string> list_files(const fs::path &dir) {
+std::vector<std::string> list_files(const fs::path& dir) {
     std::vector<std::string> files;
     std::error_code ec;
     for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -486,7 +486,7 @@ std::vector<std::string> list_files(const fs::path &dir) {
 }
 
 /// The run a renamed bundle directory holds, when run.json and the card agree on it; else empty.
-std::string renamed_from(const fs::path &dir, const std::string &name) {
+std::string renamed_from(const fs::path& dir, const std::string& name) {
     if (fs::exists(dir / (name + ".yaml"))) {
         return {};
     }
@@ -501,7 +501,7 @@ std::string renamed_from(const fs::path &dir, const std::string &name) {
     return std::string(*id);
 }
 
-void check_bundle_directory(const fs::path &dir, const std::string &pack_hint, BundleReport &report) {
+void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, BundleReport& report) {
     if (!fs::exists(dir / k_manifest_name) && is_real_directory(dir / "rendered")) {
         report.problems.push_back(
             {"", fmt::format("this is a run directory; pack it first: ccl-harness pack {}", pack_hint)});
@@ -524,7 +524,7 @@ void check_bundle_directory(const fs::path &dir, const std::string &pack_hint, B
     }
     const std::vector<std::string> files = list_files(dir);
     report.files = files.size();
-    for (ManifestProblem &problem : check_manifest(dir)) {
+    for (ManifestProblem& problem : check_manifest(dir)) {
         report.problems.push_back({std::move(problem.path), std::move(problem.message)});
     }
     check_interrupt();
@@ -538,7 +538,7 @@ void check_bundle_directory(const fs::path &dir, const std::string &pack_hint, B
 
 /// The bundle inside a directory the user named: the directory itself, or the one bundle it
 /// holds when it is where an archive was unpacked.
-fs::path bundle_in_directory(const fs::path &dir) {
+fs::path bundle_in_directory(const fs::path& dir) {
     if (fs::exists(dir / k_manifest_name)) {
         return dir;
     }
@@ -553,13 +553,13 @@ fs::path bundle_in_directory(const fs::path &dir) {
 
 std::size_t BundleReport::steps() const {
     std::size_t total = 0;
-    for (const BundleTrace &trace : traces) {
+    for (const BundleTrace& trace : traces) {
         total += trace.check.steps;
     }
     return total;
 }
 
-BundleReport verify_bundle(const fs::path &bundle, const VerifyOptions &options) {
+BundleReport verify_bundle(const fs::path& bundle, const VerifyOptions& options) {
     BundleReport report;
     report.bundle = bundle.string();
     std::error_code ec;
@@ -569,7 +569,7 @@ BundleReport verify_bundle(const fs::path &bundle, const VerifyOptions &options)
     }
     const auto finish = [&] {
         std::stable_sort(report.problems.begin(), report.problems.end(),
-                         [](const BundleProblem &a, const BundleProblem &b) { return a.path < b.path; });
+                         [](const BundleProblem& a, const BundleProblem& b) { return a.path < b.path; });
         return report;
     };
     if (fs::is_directory(status)) {
@@ -599,7 +599,7 @@ BundleReport verify_bundle(const fs::path &bundle, const VerifyOptions &options)
     const fs::path unpacked = scratch ? scratch->path() / "unpacked" : options.unpack_into;
     try {
         extract_tar_zst_safely(bundle, unpacked);
-    } catch (const HarnessError &e) {
+    } catch (const HarnessError& e) {
         if (e.code() == k_exit_interrupted) {
             throw;
         }
@@ -623,7 +623,7 @@ BundleReport verify_bundle(const fs::path &bundle, const VerifyOptions &options)
     return finish();
 }
 
-Json bundle_report_to_json(const BundleReport &report) {
+Json bundle_report_to_json(const BundleReport& report) {
     Json out = Json::object();
     out["bundle"] = report.bundle;
     out["valid"] = report.valid();
@@ -631,14 +631,14 @@ Json bundle_report_to_json(const BundleReport &report) {
     out["files"] = static_cast<long long>(report.files);
     out["steps"] = static_cast<long long>(report.steps());
     out["problems"] = Json::array();
-    for (const BundleProblem &problem : report.problems) {
+    for (const BundleProblem& problem : report.problems) {
         Json item = Json::object();
         item["path"] = problem.path;
         item["message"] = problem.message;
         out["problems"].push_back(std::move(item));
     }
     out["traces"] = Json::array();
-    for (const BundleTrace &trace : report.traces) {
+    for (const BundleTrace& trace : report.traces) {
         Json item = Json::object();
         item["path"] = trace.path;
         item["form"] = trace.check.form;

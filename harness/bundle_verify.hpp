@@ -70,10 +70,10 @@ struct VerifyOptions {
 /// a file that is not a zstd-compressed tar (a .tar.gz, a plain tar or a zip is named as such),
 /// or an archive the safe extractor refuses (its message). Ctrl-C (once interrupt handlers are
 /// installed) throws HarnessError with exit 130, the scratch directory removed.
-BundleReport verify_bundle(const fs::path &bundle, const VerifyOptions &options = {});
+BundleReport verify_bundle(const fs::path& bundle, const VerifyOptions& options = {});
 
 /// {"bundle", "valid", "name", "files", "problems": [{"path", "message"}],
 ///  "traces": [{"path", "form", "compressed", "events", "steps", "step_marker"}], "steps"}
-Json bundle_report_to_json(const BundleReport &report);
+Json bundle_report_to_json(const BundleReport& report);
 
 } // namespace harness

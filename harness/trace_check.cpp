@@ -47,12 +47,12 @@ struct TraceBytes {
     std::string problem;
 };
 
-void pad(TraceBytes &bytes) {
+void pad(TraceBytes& bytes) {
     bytes.size = bytes.buffer.size();
     bytes.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
 }
 
-TraceBytes read_plain(const fs::path &file, std::uint64_t size) {
+TraceBytes read_plain(const fs::path& file, std::uint64_t size) {
     TraceBytes bytes;
     if (size > k_max_trace_bytes) {
         bytes.problem = fmt::format("{} bytes: larger than the 4 GiB a trace can be checked in", size);
@@ -70,18 +70,18 @@ TraceBytes read_plain(const fs::path &file, std::uint64_t size) {
 }
 
 struct ArchiveReadFree {
-    void operator()(archive *a) const { archive_read_free(a); }
+    void operator()(archive* a) const { archive_read_free(a); }
 };
 
 /// libarchive's raw format is a plain gzip reader here: no new library for one file format.
-TraceBytes read_gzip(const fs::path &file, std::uint64_t compressed_size) {
+TraceBytes read_gzip(const fs::path& file, std::uint64_t compressed_size) {
     TraceBytes bytes;
     const std::unique_ptr<archive, ArchiveReadFree> a(archive_read_new());
     const auto la_error = [&] {
-        const char *message = archive_error_string(a.get());
+        const char* message = archive_error_string(a.get());
         return std::string(message != nullptr ? message : "unknown error");
     };
-    archive_entry *entry = nullptr;
+    archive_entry* entry = nullptr;
     if (!a || archive_read_support_filter_gzip(a.get()) != ARCHIVE_OK ||
         archive_read_support_format_raw(a.get()) != ARCHIVE_OK ||
         archive_read_open_filename(a.get(), file.c_str(), k_chunk) != ARCHIVE_OK) {
@@ -130,7 +130,7 @@ struct Balance {
     bool mismatched = false;
 };
 
-Balance scan_balance(const char *data, std::size_t size) {
+Balance scan_balance(const char* data, std::size_t size) {
     Balance balance;
     std::vector<char> stack;
     bool in_string = false;
@@ -250,7 +250,7 @@ simdjson::error_code walk(simdjson::ondemand::value value) {
 }
 
 /// What is wrong with a document the DOM parser refused, with the byte offset where there is one.
-std::string parse_problem(const TraceBytes &bytes, simdjson::error_code dom_error) {
+std::string parse_problem(const TraceBytes& bytes, simdjson::error_code dom_error) {
     const Balance balance = scan_balance(bytes.buffer.data(), bytes.size);
     simdjson::ondemand::parser parser;
     simdjson::ondemand::document document;
@@ -262,7 +262,7 @@ std::string parse_problem(const TraceBytes &bytes, simdjson::error_code dom_erro
         if (!error) {
             error = walk(root);
         }
-        const char *location = nullptr;
+        const char* location = nullptr;
         if (document.current_location().get(location) == simdjson::SUCCESS && location != nullptr) {
             offset = static_cast<std::size_t>(location - bytes.buffer.data());
         }
@@ -305,7 +305,7 @@ bool is_python_step_frame(std::string_view name) {
 }
 
 /// Counts events and step markers; sets `problem` for an event that is not an object.
-void count_steps(simdjson::dom::array events, TraceCheck &check) {
+void count_steps(simdjson::dom::array events, TraceCheck& check) {
     std::set<std::string_view> profiler_steps;
     std::size_t vllm = 0;
     std::size_t sglang = 0;
@@ -341,13 +341,13 @@ void count_steps(simdjson::dom::array events, TraceCheck &check) {
             ++step_frames;
         }
     }
-    using Rule = std::pair<const char *, std::size_t>;
+    using Rule = std::pair<const char*, std::size_t>;
     const std::vector<Rule> rules =
         check.form == "xla" ? std::vector<Rule>{{"$<file>:<line> step", step_frames}, {"StepMarker", step_markers}}
                             : std::vector<Rule>{{"ProfilerStep#N", profiler_steps.size()},
                                                 {"execute_context_*", vllm},
                                                 {"run_batch", sglang}};
-    for (const auto &[marker, count] : rules) {
+    for (const auto& [marker, count] : rules) {
         if (count > 0) {
             check.step_marker = marker;
             check.steps = count;
@@ -363,7 +363,7 @@ void count_steps(simdjson::dom::array events, TraceCheck &check) {
 }
 
 /// "rank0_trace.json" (TorchTitan) and "rank-0.json(.gz)" (Megatron) name rank 0.
-long long rank_in_foreign_name(const std::string &name) {
+long long rank_in_foreign_name(const std::string& name) {
     std::string digits;
     if (starts_with(name, "rank") && ends_with(name, "_trace.json")) {
         digits = name.substr(4, name.size() - 4 - 11);
@@ -422,7 +422,7 @@ long long kineto_trace_rank(std::string_view name) {
     return std::stoll(std::string(digits));
 }
 
-TraceCheck check_trace(const fs::path &file) {
+TraceCheck check_trace(const fs::path& file) {
     TraceCheck check;
     std::error_code ec;
     const std::uint64_t size = fs::file_size(file, ec);
@@ -431,7 +431,7 @@ TraceCheck check_trace(const fs::path &file) {
         return check;
     }
     unsigned char magic[2] = {0, 0};
-    if (std::ifstream in(file, std::ios::binary); !in || (size >= 2 && !in.read(reinterpret_cast<char *>(magic), 2))) {
+    if (std::ifstream in(file, std::ios::binary); !in || (size >= 2 && !in.read(reinterpret_cast<char*>(magic), 2))) {
         check.problem = "cannot read";
         return check;
     }

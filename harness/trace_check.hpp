@@ -49,6 +49,6 @@ std::string misplaced_trace_problem(std::string_view relative_path);
 /// limit of 4 GiB; a larger one is reported as a problem, not read. Gzip is recognized by its
 /// magic bytes and expanded with libarchive. Never throws for bad content: every way a trace can
 /// be wrong comes back in `problem`, naming the byte offset where there is one.
-TraceCheck check_trace(const fs::path &file);
+TraceCheck check_trace(const fs::path& file);
 
 } // namespace harness

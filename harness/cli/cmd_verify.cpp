@@ -18,9 +18,9 @@ struct VerifyCommandOptions {
     bool quiet = false;
 };
 
-void print_report(const BundleReport &report, bool quiet) {
+void print_report(const BundleReport& report, bool quiet) {
     if (!quiet) {
-        for (const BundleProblem &problem : report.problems) {
+        for (const BundleProblem& problem : report.problems) {
             std::cout << (problem.path.empty()
                               ? fmt::format("{}: {}\n", report.bundle, problem.message)
                               : fmt::format("{}: {}: {}\n", report.bundle, problem.path, problem.message));
@@ -33,12 +33,12 @@ void print_report(const BundleReport &report, bool quiet) {
                       : fmt::format("{}: invalid ({} problem{})\n", report.bundle, count, count == 1 ? "" : "s"));
 }
 
-int run_verify(const VerifyCommandOptions &options) {
+int run_verify(const VerifyCommandOptions& options) {
     // Ctrl-C becomes an exception that unwinds through the scratch directory's cleanup.
     install_interrupt_handlers();
     Json results = Json::array();
     int status = k_exit_ok;
-    for (const std::string &bundle : options.bundles) {
+    for (const std::string& bundle : options.bundles) {
         try {
             const BundleReport report = verify_bundle(bundle);
             status = std::max(status, report.valid() ? int{k_exit_ok} : int{k_exit_failure});
@@ -47,7 +47,7 @@ int run_verify(const VerifyCommandOptions &options) {
             } else {
                 print_report(report, options.quiet);
             }
-        } catch (const HarnessError &e) {
+        } catch (const HarnessError& e) {
             if (e.code() == k_exit_interrupted) {
                 throw;
             }
@@ -72,7 +72,7 @@ int run_verify(const VerifyCommandOptions &options) {
 
 } // namespace
 
-void add_verify(CLI::App &sub, Action &action) {
+void add_verify(CLI::App& sub, Action& action) {
     auto options = std::make_shared<VerifyCommandOptions>();
     sub.add_option("bundles", options->bundles, "bundles: <name>.tar.zst archives or unpacked <name>/ directories")
         ->required();

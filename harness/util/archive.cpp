@@ -179,6 +179,17 @@ struct TarZstWriter::State {
     std::vector<char> buffer;
     bool failed = false;
     bool finished = false;
+    bool abandoned = false;
+
+    ~State() {
+        if (a && !finished) {
+            // Closing is what frees libarchive's output state; after archive_write_fail it skips
+            // the padding of the open entry, and the callback refuses the end-of-archive blocks.
+            abandoned = true;
+            archive_write_fail(a.get());
+            archive_write_close(a.get());
+        }
+    }
 
     /// The libarchive failure, or the exception our callback could not throw through C.
     [[noreturn]] void fail(const std::string& what) {
@@ -211,6 +222,10 @@ struct TarZstWriter::State {
     /// libarchive's output: the uncompressed tar stream.
     static la_ssize_t compress(archive* a, void* client, const void* buffer, std::size_t length) {
         auto* state = static_cast<State*>(client);
+        if (state->abandoned) {
+            archive_set_error(a, ECANCELED, "archive abandoned");
+            return -1;
+        }
         try {
             state->zstd->write(buffer, length);
             return static_cast<la_ssize_t>(length);

@@ -125,8 +125,17 @@ def main():
 
 
 if __name__ == "__main__":
+    # `ccl_probe.py RUN_DIR -- COMMAND...` probes, then becomes the workload: one srun step per
+    # task instead of two, so that a probe step never has to start while the controller is busy.
+    command = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+    if command:
+        sys.argv = sys.argv[:sys.argv.index("--")]
     try:
         main()
     except Exception as error:  # provenance is best effort; the workload must still run
         print("ccl_probe: %s" % error, file=sys.stderr)
+    if command:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execvp(command[0], command)
     sys.exit(0)

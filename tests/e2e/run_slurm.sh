@@ -34,6 +34,22 @@ assert any("gloo" in e["name"] or "allreduce" in e["name"] for e in d["traceEven
 ' "$run/traces/kineto_trace_$rank.json" "$rank" && pass || fail "trace of rank $rank"
     [ -s "$run/logs/rank_$rank.log" ] && pass || fail "log of rank $rank"
 done
+# ...ends with a bundle that verify accepts, holding the accounting and the job's provenance,
+# and packing the same run directory again gives the same bytes.
+bundle="${run%/}.tar.zst"
+expect_status 0 "the Slurm run's bundle verifies" -- "$CCL_HARNESS" verify "$bundle"
+expect_status 0 "pack the Slurm run again" -- "$CCL_HARNESS" pack "$run" --out "$SCRATCH/again.tar.zst"
+[ "$(sha256sum <"$bundle")" = "$(sha256sum <"$SCRATCH/again.tar.zst")" ] && pass || fail "packing twice gave different bytes"
+name=$(basename "$bundle" .tar.zst)
+tar --zstd -tf "$bundle" | grep -x "$name/accounting/sacct.txt" >/dev/null && pass || fail "the bundle lacks the accounting"
+tar --zstd -xOf "$bundle" "$name/provenance.json" | /usr/bin/python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+assert p["scheduler"]["job_ids"], p["scheduler"]
+assert p["environment"].get("SLURM_JOB_ID") == p["scheduler"]["job_ids"][0], p["environment"]
+assert sorted(r for h in p["hosts"] for r in h["ranks"]) == [0, 1], p["hosts"]
+assert all(h["tools"]["torch"] for h in p["hosts"]), p["hosts"]
+' && pass || fail "provenance of the Slurm run: $(tar --zstd -xOf "$bundle" "$name/provenance.json")"
 
 work="$SCRATCH/card"
 mkdir -p "$work"

@@ -28,12 +28,12 @@ const std::string k_xla_gz(
     "\xc0\xa5\x13\x73\x72\x74\x8b\x52\x53\x4a\x93\x53\xf5\x0c\x91\x14\xc4\xd6\x02\x00\xb6\x98\xe4\x8e\x51\x00\x00\x00",
     84);
 
-TraceCheck check_text(const TempDir &dir, const std::string &name, const std::string &text) {
+TraceCheck check_text(const TempDir& dir, const std::string& name, const std::string& text) {
     return check_trace(dir.write(name, text));
 }
 
 // A two-rank CPU card, valid at the default level, with trace_url naming the bundle.
-const char *k_card = R"(version: 1
+const char* k_card = R"(version: 1
 description: two ranks on CPU
 hf_url:
 trace_url: run-x.tar.zst
@@ -76,7 +76,7 @@ metric_source:
   traces: [json]
 )";
 
-const char *k_provenance = R"({
+const char* k_provenance = R"({
   "format": 1,
   "harness": {"version": "0.1.0", "commit": "0123456789abcdef0123456789abcdef01234567", "dirty": false, "patch": null},
   "run": {"id": "run-x", "card": "run", "cluster": "local", "executor": "local", "state": "completed",
@@ -91,12 +91,12 @@ const char *k_provenance = R"({
 }
 )";
 
-void seal(const fs::path &bundle) {
+void seal(const fs::path& bundle) {
     write_file_atomic(bundle / k_manifest_name, make_manifest(bundle, "0.1.0").dump());
 }
 
 /// TempDir/run-x/: everything docs/bundle.md asks for, sealed with its manifest.
-fs::path make_bundle(const TempDir &dir) {
+fs::path make_bundle(const TempDir& dir) {
     dir.write("run-x/run-x.yaml", k_card);
     dir.write("run-x/kineto_trace_0.json", k_kineto);
     dir.write("run-x/kineto_trace_1.json", k_kineto);
@@ -108,31 +108,31 @@ fs::path make_bundle(const TempDir &dir) {
     return dir.path() / "run-x";
 }
 
-std::vector<std::string> lines(const BundleReport &report) {
+std::vector<std::string> lines(const BundleReport& report) {
     std::vector<std::string> out;
-    for (const BundleProblem &problem : report.problems) {
+    for (const BundleProblem& problem : report.problems) {
         out.push_back(problem.path + ": " + problem.message);
     }
     return out;
 }
 
-bool names(const BundleReport &report, const std::string &path, const std::string &fragment = "") {
-    return std::any_of(report.problems.begin(), report.problems.end(), [&](const BundleProblem &p) {
+bool names(const BundleReport& report, const std::string& path, const std::string& fragment = "") {
+    return std::any_of(report.problems.begin(), report.problems.end(), [&](const BundleProblem& p) {
         return p.path == path && p.message.find(fragment) != std::string::npos;
     });
 }
 
-void flip_byte(const fs::path &file, std::size_t at) {
+void flip_byte(const fs::path& file, std::size_t at) {
     std::string text = read_file(file);
     REQUIRE(at < text.size());
     text[at] = static_cast<char>(text[at] ^ 0x01);
     write_file_atomic(file, text);
 }
 
-int error_code_of(const fs::path &bundle, const VerifyOptions &options, std::string &message) {
+int error_code_of(const fs::path& bundle, const VerifyOptions& options, std::string& message) {
     try {
         verify_bundle(bundle, options);
-    } catch (const HarnessError &e) {
+    } catch (const HarnessError& e) {
         message = e.what();
         return e.code();
     }
@@ -288,7 +288,7 @@ TEST_CASE("a complete bundle directory is valid", "[verify]") {
 TEST_CASE("one flipped byte in any file names that file", "[verify]") {
     TempDir dir;
     const fs::path bundle = make_bundle(dir);
-    for (const char *file : {"run-x.yaml", "kineto_trace_1.json", "scripts/launch.sh", "logs/rank_0.log", "run.json",
+    for (const char* file : {"run-x.yaml", "kineto_trace_1.json", "scripts/launch.sh", "logs/rank_0.log", "run.json",
                              "provenance.json", "manifest.json"}) {
         DYNAMIC_SECTION(file) {
             flip_byte(bundle / file, 5);
@@ -296,7 +296,7 @@ TEST_CASE("one flipped byte in any file names that file", "[verify]") {
             INFO(Catch::Detail::stringify(lines(report)));
             CHECK_FALSE(report.valid());
             CHECK(std::any_of(report.problems.begin(), report.problems.end(),
-                              [&](const BundleProblem &p) { return p.path.rfind(file, 0) == 0; }));
+                              [&](const BundleProblem& p) { return p.path.rfind(file, 0) == 0; }));
         }
     }
 }
@@ -318,7 +318,7 @@ TEST_CASE("a deleted file, an added file and several problems at once are all li
     CHECK(names(report, "provenance.json", "harness.commit"));
     CHECK(report.problems.size() >= 5);
     CHECK(std::is_sorted(report.problems.begin(), report.problems.end(),
-                         [](const BundleProblem &a, const BundleProblem &b) { return a.path < b.path; }));
+                         [](const BundleProblem& a, const BundleProblem& b) { return a.path < b.path; }));
 }
 
 TEST_CASE("content problems under a matching manifest are found", "[verify]") {

@@ -198,3 +198,31 @@ TEST_CASE("malformed traces name the file and the byte offset", "[metrics]") {
         CHECK_THAT(error_of(dir.path()), Catch::Contains("is a directory"));
     }
 }
+
+TEST_CASE("every truncation is an error and no corruption crashes the reader", "[metrics]") {
+    TempDir dir;
+    const std::string text = k_kineto;
+    ReadOptions small;
+    small.buffer_bytes = 32;
+    const std::size_t end = text.find_last_not_of(" \n") + 1;
+    for (std::size_t length = 0; length < end; ++length) {
+        const auto file = dir.write("cut.json", text.substr(0, length));
+        CAPTURE(length);
+        CHECK_THROWS_AS(read_trace(file, small), HarnessError);
+    }
+    std::size_t errors = 0;
+    for (std::size_t at = 0; at < text.size(); at += 3) {
+        for (const char c : {'{', '}', '"', '\\', '0', ']', ',', 'x'}) {
+            std::string bad = text;
+            bad[at] = c;
+            const auto file = dir.write("bad.json", bad);
+            try {
+                read_trace(file, small);
+            } catch (const HarnessError& e) {
+                CHECK(e.code() == k_exit_usage);
+                ++errors;
+            }
+        }
+    }
+    CHECK(errors > 0);
+}

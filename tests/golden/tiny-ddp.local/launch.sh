@@ -32,6 +32,6 @@ args=(
     --trace-dir "$RUN_DIR/traces"
 
 )
-# Versions and environment for the provenance record; it never fails the run.
-/usr/bin/python3 "$RUN_DIR/ccl_probe.py" "$RUN_DIR" || true
-exec /usr/bin/python3 "$RUN_DIR/train.py" "${args[@]}"
+# The probe records versions and environment for the provenance record (never failing the
+# run), then becomes the workload.
+exec /usr/bin/python3 "$RUN_DIR/ccl_probe.py" "$RUN_DIR" -- /usr/bin/python3 "$RUN_DIR/train.py" "${args[@]}"
