@@ -79,9 +79,19 @@ int run_workload(const RunOptions& options, std::ostream& out) {
     }
     if (!plan.source_repo.empty()) {
         // Before the run directory exists: a ref that does not resolve leaves nothing behind.
-        plan.source_commit =
-            pin_source(plan.source_repo, plan.source_ref, options.git_cache.empty() ? default_git_cache() : options.git_cache).commit;
-        out << fmt::format("pinned {} {} -> {}\n", plan.source_repo, plan.source_ref, plan.source_commit.substr(0, 12));
+        try {
+            plan.source_commit =
+                pin_source(plan.source_repo, plan.source_ref, options.git_cache.empty() ? default_git_cache() : options.git_cache)
+                    .commit;
+            out << fmt::format("pinned {} {} -> {}\n", plan.source_repo, plan.source_ref, plan.source_commit.substr(0, 12));
+        } catch (const HarnessError& error) {
+            // A preview must work offline; a real run never goes ahead unpinned.
+            if (!options.dry_run) {
+                throw;
+            }
+            std::cerr << fmt::format("ccl-harness: warning: {}\n  the dry run shows the ref as written, not a pinned commit\n",
+                                     error.what());
+        }
     }
     const RenderedRun run = render_run(card, cluster, plan, home);
     if (options.dry_run) {

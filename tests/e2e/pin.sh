@@ -100,4 +100,10 @@ rm -rf "$entry/objects" "$entry/HEAD"
 expect_status 2 "damaged cache entry" -- "$CCL_HARNESS" render -q "$card" --pin --git-cache "$cache" --out "$SCRATCH/render-damaged"
 expect_output "damaged entry is named" "$entry"
 
+# A dry run is a preview: offline (here, a repository that cannot be fetched) it warns and shows
+# the ref, where a real run stops.
+expect_status 0 "dry run with an unreachable repo" -- "$CCL_HARNESS" run "$card" --dry-run \
+    --set "launch.source.repo=$SCRATCH/no-such-repo" --results "$results" --git-cache "$SCRATCH/cache-dry"
+expect_output "the dry run warns" "the dry run shows the ref as written"
+
 finish
