@@ -2,6 +2,7 @@
 
 #include "bundle_card.hpp"
 #include "bundle_manifest.hpp"
+#include "bundle_metrics.hpp"  // k_metrics_name
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/quote.hpp"
@@ -319,6 +320,11 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
     add_bytes(entries, name + ".yaml",
               set_bundle_fields(*card, result.trace_kinds, name + ".tar.zst", (run_dir / "card.yaml").string()),
               run_dir / "card.yaml");
+    // `run` computes the metrics when the traces arrive; they travel with them, and verify
+    // recomputes them. Packing never computes them itself: it must stay as fast as tar | zstd.
+    if (fs::is_regular_file(fs::symlink_status(run_dir / k_metrics_name, ec))) {
+        add_file(entries, k_metrics_name, run_dir / k_metrics_name);
+    }
     if (entries.count(k_manifest_name) != 0) {
         throw input_error(fmt::format("{}: would take the place of the bundle's manifest.json", quote_path(entries[k_manifest_name].origin)));
     }

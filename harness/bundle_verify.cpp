@@ -1,6 +1,7 @@
 #include "bundle_verify.hpp"
 
 #include "bundle_manifest.hpp"
+#include "bundle_metrics.hpp"
 #include "provenance.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
@@ -234,6 +235,35 @@ void check_provenance(const fs::path& dir, const std::string& name, Problems& pr
             problems.push_back({k_provenance_name,
                                 fmt::format("run.id: {}, but the bundle is {}", json_string(*id), json_string(name))});
         }
+    }
+}
+
+// ---- metrics.json ----
+
+/// pack stores what the traces give; recomputing catches a number edited by hand or computed
+/// from other traces. A bundle without metrics.json (made by hand) is not checked here; one whose
+/// manifest lists it and lacks it is reported by check_manifest.
+void check_metrics(const fs::path& dir, Problems& problems) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(dir / k_metrics_name, ec))) {
+        return;
+    }
+    Json stored;
+    try {
+        stored = Json::parse(read_file(dir / k_metrics_name));
+    } catch (const std::exception& error) {
+        problems.push_back({k_metrics_name, error.what()});
+        return;
+    }
+    Json recomputed;
+    try {
+        recomputed = bundle_metrics(dir);
+    } catch (const HarnessError& error) {
+        problems.push_back({k_metrics_name, fmt::format("cannot recompute: {}", error.what())});
+        return;
+    }
+    for (std::string& problem : compare_bundle_metrics(stored, recomputed)) {
+        problems.push_back({k_metrics_name, std::move(problem)});
     }
 }
 
@@ -530,6 +560,7 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
     check_interrupt();
     check_traces(dir, files, report);
     check_card(dir, files, report);
+    check_metrics(dir, report.problems);
     check_provenance(dir, report.name, report.problems);
     check_run_record(dir, report.name, report.problems);
     check_scripts(dir, files, report.problems);

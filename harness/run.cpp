@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include "bundle_metrics.hpp"
 #include "bundle_pack.hpp"
 #include "card.hpp"
 #include "cluster.hpp"
@@ -47,6 +48,16 @@ void gather_logs(const RunDirectory& dir) {
     }
     for (const auto& entry : fs::directory_iterator(produced, ec)) {
         fs::rename(entry.path(), dir.logs() / entry.path().filename(), ec);
+    }
+}
+
+/// metrics.json beside the traces. A trace the metrics cannot read does not fail a run that
+/// completed: the bundle then has no metrics.json and `ccl-harness metrics` says what is wrong.
+void record_metrics(const fs::path& run_dir, std::ostream& out) {
+    try {
+        write_file_atomic(run_dir / k_metrics_name, bundle_metrics(run_dir).dump());
+    } catch (const HarnessError& error) {
+        out << fmt::format("warning: no metrics.json: {}\n", error.what());
     }
 }
 
@@ -149,6 +160,9 @@ int execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster
         }
     } else {
         record.save(dir.path);
+    }
+    if (record.state == RunState::completed) {
+        record_metrics(dir.path, out);
     }
     record_provenance(dir.path, run, record, facts, out);
     out << fmt::format("run {} {}{}\n", dir.id, to_string(record.state), record.reason.empty() ? "" : ": " + record.reason);

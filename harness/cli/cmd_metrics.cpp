@@ -1,8 +1,11 @@
 #include "cli/commands.hpp"
 #include "metrics/metrics.hpp"
+#include "util/archive.hpp"
 #include "util/error.hpp"
+#include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
 
+#include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
@@ -16,8 +19,34 @@ struct MetricsCommandOptions {
     bool json = false;
 };
 
+/// A packed bundle is unpacked (safely) into a scratch directory that goes away afterwards.
+metrics::MetricsReport metrics_of_packed_bundle(const fs::path& archive, const metrics::MetricsOptions& options) {
+    const ScratchDir scratch({}, "metrics");
+    const fs::path unpacked = scratch.path() / "bundle";
+    extract_tar_zst_safely(archive, unpacked);
+    std::vector<fs::path> top;
+    for (const auto& entry : fs::directory_iterator(unpacked)) {
+        top.push_back(entry.path());
+    }
+    if (top.size() != 1 || !fs::is_directory(top.front())) {
+        throw input_error(fmt::format("{}: not a bundle: expected one top-level directory <name>/", archive.string()));
+    }
+    metrics::MetricsReport report = metrics::compute_metrics(top.front(), options);
+    report.path = archive;
+    if (report.card) {
+        report.card = fs::relative(*report.card, unpacked);
+    }
+    for (auto& rank : report.ranks) {
+        rank.file = fs::relative(rank.file, unpacked);
+    }
+    return report;
+}
+
 int run_metrics(const MetricsCommandOptions& options) {
-    const metrics::MetricsReport report = metrics::compute_metrics(options.path, options.metrics);
+    const fs::path path = options.path;
+    const bool packed = ends_with(path.string(), ".tar.zst") && fs::is_regular_file(path);
+    const metrics::MetricsReport report =
+        packed ? metrics_of_packed_bundle(path, options.metrics) : metrics::compute_metrics(path, options.metrics);
     std::cout << (options.json ? metrics::metrics_to_json(report).dump() : metrics::metrics_table(report));
     return k_exit_ok;
 }
@@ -28,7 +57,7 @@ void add_metrics(CLI::App& sub, Action& action) {
     auto options = std::make_shared<MetricsCommandOptions>();
     sub.add_option("path", options->path,
                    "a trace file (.json or .json.gz), a directory of rank traces with an optional card (*.yaml) beside them, "
-                   "a run directory (traces/ + card.yaml) or an unpacked bundle directory")
+                   "a run directory (traces/ + card.yaml), or a bundle (<name>.tar.zst, unpacked safely to a scratch directory, or <name>/)")
         ->required();
     sub.add_option("--metric", options->metrics.metrics,
                    "compute only this metric (repeatable): " + join(metrics::metric_names(), ", "));
@@ -39,7 +68,7 @@ void add_metrics(CLI::App& sub, Action& action) {
     sub.footer("Both modes are always computed; where they disagree the report says so and names the kernels\n"
                "responsible. A metric that does not apply says why instead of printing a number.\n"
                "Exit status: 0 when the metrics were computed, 2 for bad input (no traces, a malformed trace\n"
-               "with its byte offset, an unknown metric, a packed bundle).\n"
+               "with its byte offset, an unknown metric, an unsafe archive).\n"
                "Examples:\n"
                "  ccl-harness metrics results/tiny-ddp-20250101T000000Z-abc123\n"
                "  ccl-harness metrics --reference --json traces/\n"

@@ -74,13 +74,33 @@ for metric in avg_step_time compute_comm_overlap total_communication_time; do
 done
 expect_output "host-side" "host-side (CPU operators)"
 if [ -n "$bundle" ] && [ -f "$bundle" ]; then
-    expect_status 2 "a packed bundle asks to be unpacked" -- "$CCL_HARNESS" metrics "$bundle"
-    expect_output "unpack hint" "unpack it first"
+    expect_status 0 "metrics of the packed bundle" -- "$CCL_HARNESS" metrics "$bundle"
+    expect_output "packed bundle, both ranks" "(bundle directory, 2 rank traces"
     mkdir -p "$SCRATCH/unpacked"
     tar --zstd -xf "$bundle" -C "$SCRATCH/unpacked" && pass || fail "tar --zstd -xf $bundle"
     expect_status 0 "metrics of the unpacked bundle" -- "$CCL_HARNESS" metrics "$SCRATCH/unpacked/$(basename "$bundle" .tar.zst)"
     expect_output "bundle layout" "(bundle directory, 2 rank traces"
     expect_output "bundle overlap" "compute_comm_overlap"
+    # pack stored the run's metrics; verify recomputes them and catches an edited number even
+    # when the manifest was rewritten to match.
+    name=$(basename "$bundle" .tar.zst)
+    [ -f "$SCRATCH/unpacked/$name/metrics.json" ] && pass || fail "the bundle has no metrics.json"
+    expect_status 0 "verify recomputes the stored metrics" -- "$CCL_HARNESS" verify "$bundle"
+    /usr/bin/python3 - "$SCRATCH/unpacked/$name" <<'PY' && pass || fail "could not edit metrics.json"
+import hashlib, json, sys
+bundle = sys.argv[1]
+metrics = json.load(open(bundle + "/metrics.json"))
+metrics["metrics"]["avg_step_time"]["value"] *= 0.5
+data = json.dumps(metrics).encode()
+open(bundle + "/metrics.json", "wb").write(data)
+manifest = json.load(open(bundle + "/manifest.json"))
+for record in manifest["files"]:
+    if record["path"] == "metrics.json":
+        record["sha256"], record["size"] = hashlib.sha256(data).hexdigest(), len(data)
+json.dump(manifest, open(bundle + "/manifest.json", "w"))
+PY
+    expect_status 1 "an edited metric is caught" -- "$CCL_HARNESS" verify "$SCRATCH/unpacked/$name"
+    expect_output "names the metric" "metrics.json: avg_step_time: stored"
 else
     fail "no bundle at $bundle"
 fi
