@@ -50,6 +50,12 @@ run=$(latest_run)
 no_secrets_in "$run" "completed run"
 grep -qF "secrets: [REDACTED] '[REDACTED]'" "$run/logs/rank_0.log" && pass || fail "rank_0.log lacks [REDACTED]: $(head -3 "$run/logs/rank_0.log")"
 grep -qF "[REDACTED]" "$run/logs/rank_1.log" && pass || fail "rank_1.log lacks [REDACTED]"
+# ...and so is the bundle that run packed, every file of it, compressed or not.
+bundle="${run%/}.tar.zst"
+mkdir -p "$SCRATCH/unpacked"
+tar --zstd -xf "$bundle" -C "$SCRATCH/unpacked" && pass || fail "no bundle at $bundle"
+no_secrets_in "$SCRATCH/unpacked" "the bundle"
+grep -rqF "[REDACTED]" "$SCRATCH/unpacked" && pass || fail "the bundle's logs lack [REDACTED]"
 [ ! -e "$run/rendered/probe" ] && pass || fail "raw probe reports left in rendered/probe"
 [ -f "$run/rendered/ccl_probe.py" ] && pass || fail "the probe is not among the rendered files"
 [ -f "$run/provenance.json" ] && pass || fail "no provenance.json"
