@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <ostream>
 #include <thread>
 
@@ -151,6 +152,7 @@ void execute_slurm(ExecutionContext& context) {
     std::string last_state;
     bool cancel_sent = false;
     long long restarts = 0;
+    bool final_confirmed = false;
     std::optional<RunState> result;
     std::string reason;
     auto unreachable_since = std::optional<Clock::time_point>();
@@ -193,7 +195,11 @@ void execute_slurm(ExecutionContext& context) {
             if (view.state != last_state) {
                 interval = 1.0;
                 last_state = view.state;
-                if (view.state == "RUNNING" && record.state == RunState::submitted) {
+                // A short job can start and end between two polls: any state past RUNNING
+                // means it ran (a job cancelled while pending never reaches these).
+                static const std::set<std::string> k_has_run = {"RUNNING", "COMPLETING", "COMPLETED", "FAILED",
+                                                                "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"};
+                if (k_has_run.count(view.state) != 0 && record.state == RunState::submitted) {
                     record.scheduler["nodes"] = view.nodes;
                     record.transition(RunState::running, context.dir.path);
                 }
@@ -202,7 +208,17 @@ void execute_slurm(ExecutionContext& context) {
                                                view.reason.empty() || view.reason == "None" ? "" : " (" + view.reason + ")");
                 }
             }
+            if (!final_state(view.state)) {
+                final_confirmed = false;
+            }
             if (const auto done = final_state(view.state)) {
+                // A requeue ends the current run of the job first: for a moment the controller can
+                // show FAILED before the job goes back to PENDING. Look again before believing it.
+                if (!cancel_sent && *done != RunState::completed && !final_confirmed) {
+                    final_confirmed = true;
+                    std::this_thread::sleep_for(std::chrono::seconds(2));
+                    continue;
+                }
                 result = done;
                 reason = fmt::format("job {} {} with exit code {}{}", job, view.state, view.exit_code,
                                      view.reason.empty() || view.reason == "None" ? "" : ", reason " + view.reason);

@@ -20,6 +20,10 @@ void add_run(CLI::App& sub, Action& action);
 void add_pack(CLI::App& sub, Action& action);
 void add_verify(CLI::App& sub, Action& action);
 void add_reproduce(CLI::App& sub, Action& action);
+void add_sweep(CLI::App& sub, Action& action);
+void add_compare(CLI::App& sub, Action& action);
+void add_submit(CLI::App& sub, Action& action);
+void add_status(CLI::App& sub, Action& action);
 void add_metrics(CLI::App& sub, Action& action);
 
 inline const Command k_commands[] = {
@@ -30,6 +34,10 @@ inline const Command k_commands[] = {
     {"verify", "check a bundle: checksums, card, traces, rank count, provenance pins (exit 0 valid, 1 invalid, 2 unusable)", add_verify},
     {"reproduce", "run a bundle again: pinned sources, re-rendered scripts compared byte for byte with the bundled ones", add_reproduce},
     {"metrics", "compute the CCL-Bench metrics from a run's traces (default classifier, or --reference bug for bug)", add_metrics},
+    {"sweep", "run a card over a matrix of field values (cross product or --zip), resumable; one failed point never stops the others", add_sweep},
+    {"compare", "put runs or bundles side by side: card differences, metrics, ranking; --html for a self-contained page with charts", add_compare},
+    {"submit", "verify a bundle and upload it to a CCL-Bench upload server", add_submit},
+    {"status", "list runs and sweeps under a results directory with state, duration, bundle and headline metrics", add_status},
 };
 
 } // namespace harness::cli

@@ -1,0 +1,63 @@
+#include "compare.hpp"
+#include "compare_html.hpp"
+#include "cli/commands.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+
+#include <fmt/format.h>
+#include <iostream>
+#include <memory>
+
+namespace harness::cli {
+
+namespace {
+
+struct CompareCommandOptions {
+    std::vector<std::string> inputs;
+    std::string html;
+    bool json = false;
+};
+
+int run_compare(const CompareCommandOptions& options) {
+    // Ctrl-C unwinds through the scratch directories packed bundles are unpacked into.
+    install_interrupt_handlers();
+    const std::vector<fs::path> inputs(options.inputs.begin(), options.inputs.end());
+    const Comparison comparison = compare_runs(inputs);
+    // The page is written only once every input has loaded, so bad input never leaves one behind.
+    if (!options.html.empty()) {
+        write_file_atomic(options.html, comparison_html(comparison));
+    }
+    std::cout << (options.json ? comparison_to_json(comparison).dump() : comparison_table(comparison));
+    if (!options.html.empty()) {
+        (options.json ? std::cerr : std::cout) << fmt::format("  page: {}\n", options.html);
+    }
+    return k_exit_ok;
+}
+
+} // namespace
+
+void add_compare(CLI::App& sub, Action& action) {
+    auto options = std::make_shared<CompareCommandOptions>();
+    sub.add_option("inputs", options->inputs,
+                   "two or more runs or bundles: <name>.tar.zst (unpacked safely to a scratch directory), an unpacked "
+                   "bundle <name>/, or a run directory (card.yaml, run.json, traces/)")
+        ->required();
+    sub.add_option("--html", options->html,
+                   "also write one self-contained page (inline CSS and SVG, no script, no network) to this file");
+    sub.add_flag("--json", options->json, "print one JSON object on stdout instead of the table");
+    sub.footer("Metrics come from the input's metrics.json when it has one, else are computed from its traces\n"
+               "(default mode, as `ccl-harness metrics`). Runs are ranked by avg_step_time, fastest first.\n"
+               "Where a step's time goes, per step: overlapped = total_communication_time x compute_comm_overlap / 100,\n"
+               "exposed = total_communication_time - overlapped, compute = avg_step_time - exposed.\n"
+               "Card differences: every card field (dotted path, list items by index) whose value is not the same in\n"
+               "every input; trace_url is not compared (it names the bundle itself).\n"
+               "A bundle whose files do not match its manifest is refused (run `ccl-harness verify` on it).\n"
+               "Exit status: 0 compared, 2 bad input (fewer than two inputs, a missing path, a directory that is\n"
+               "neither a bundle nor a run, an unsafe or tampered bundle, unreadable metrics or traces).\n"
+               "Examples:\n"
+               "  ccl-harness compare results/*.tar.zst\n"
+               "  ccl-harness compare results/run-a results/run-b --html compare.html");
+    sub.callback([options, &action] { action = [options] { return run_compare(*options); }; });
+}
+
+} // namespace harness::cli

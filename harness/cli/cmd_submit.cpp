@@ -1,0 +1,143 @@
+#include "cli/commands.hpp"
+#include "submit.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <iostream>
+#include <memory>
+#include <unistd.h>
+
+namespace harness::cli {
+
+namespace {
+
+struct SubmitCommandOptions {
+    std::string bundle;
+    std::string url;
+    std::string group;
+    std::string description;
+    bool json = false;
+};
+
+// Tests set the first retry's wait in milliseconds so that a retried upload takes no time.
+std::chrono::milliseconds retry_base_delay() {
+    const char* value = std::getenv("CCL_HARNESS_SUBMIT_RETRY_BASE_MS");
+    if (value == nullptr || *value == '\0') {
+        return std::chrono::milliseconds(500);
+    }
+    char* end = nullptr;
+    const long ms = std::strtol(value, &end, 10);
+    if (*end != '\0' || ms < 0 || ms > 600000) {
+        throw input_error(fmt::format("CCL_HARNESS_SUBMIT_RETRY_BASE_MS={}: expected milliseconds", value));
+    }
+    return std::chrono::milliseconds(ms);
+}
+
+// The bytes-sent line on a terminal; `open` while it lacks its newline, so that a retry message
+// starts on a line of its own.
+struct ProgressLine {
+    int shown = -1;
+    bool open = false;
+
+    static bool wanted() {
+        const char* no_color = std::getenv("NO_COLOR");
+        return ::isatty(STDERR_FILENO) && (no_color == nullptr || *no_color == '\0');
+    }
+
+    void update(std::uint64_t sent, std::uint64_t total) {
+        const int percent = total == 0 ? 100 : static_cast<int>(sent * 100 / total);
+        if (percent == shown) {
+            return;
+        }
+        shown = percent;
+        open = sent != total;
+        std::cerr << fmt::format("\r  sending {:.1f} / {:.1f} MB ({}%)", static_cast<double>(sent) / 1e6,
+                                 static_cast<double>(total) / 1e6, percent)
+                  << (open ? "" : "\n") << std::flush;
+    }
+
+    void close() {
+        if (open) {
+            std::cerr << "\n";
+        }
+        open = false;
+        shown = -1;
+    }
+};
+
+void print_problems(const BundleReport& report) {
+    for (const BundleProblem& problem : report.problems) {
+        std::cout << (problem.path.empty() ? fmt::format("{}: {}\n", report.bundle, problem.message)
+                                           : fmt::format("{}: {}: {}\n", report.bundle, problem.path, problem.message));
+    }
+    const std::size_t count = report.problems.size();
+    std::cout << fmt::format("{}: invalid ({} problem{}); nothing was sent\n", report.bundle, count,
+                             count == 1 ? "" : "s");
+}
+
+int run_submit(const SubmitCommandOptions& options) {
+    install_interrupt_handlers();
+    SubmitOptions submit;
+    submit.url = options.url;
+    submit.group = options.group;
+    submit.description = options.description;
+    submit.base_delay = retry_base_delay();
+    auto line = std::make_shared<ProgressLine>();
+    if (!options.json && ProgressLine::wanted()) {
+        submit.progress = [line](std::uint64_t sent, std::uint64_t total) { line->update(sent, total); };
+    }
+    submit.on_retry = [line](int attempt, const std::string& why, std::chrono::milliseconds wait) {
+        line->close();
+        const std::string after = wait.count() < 1000 ? fmt::format("{} ms", wait.count())
+                                                       : fmt::format("{:.1f} s", static_cast<double>(wait.count()) / 1000.0);
+        std::cerr << fmt::format("ccl-harness: attempt {} failed: {}; retrying in {}\n", attempt, why, after);
+    };
+    SubmitResult result;
+    try {
+        result = submit_bundle(options.bundle, submit);
+    } catch (const HarnessError&) {
+        line->close();
+        throw;
+    }
+    if (options.json) {
+        std::cout << submit_result_to_json(result, options.url).dump();
+        return result.sent() ? k_exit_ok : k_exit_failure;
+    }
+    if (!result.sent()) {
+        print_problems(result.report);
+        return k_exit_failure;
+    }
+    std::cout << fmt::format("{}: uploaded to {} ({:.1f} MB, HTTP {}, attempt {})\n", options.bundle, options.url,
+                             static_cast<double>(result.bytes) / 1e6, result.status, result.attempts);
+    std::cout << (result.upload_id.empty() ? fmt::format("  no upload id in the answer: {}\n", result.body)
+                                           : fmt::format("  upload id: {}\n", result.upload_id));
+    return k_exit_ok;
+}
+
+} // namespace
+
+void add_submit(CLI::App& sub, Action& action) {
+    auto options = std::make_shared<SubmitCommandOptions>();
+    sub.add_option("bundle", options->bundle, "a packed bundle, <name>.tar.zst (`ccl-harness pack` makes one)")
+        ->required();
+    sub.add_option("--to", options->url, "the upload server's base URL (http://HOST[:PORT]); /api/upload is appended")
+        ->required();
+    sub.add_option("--group", options->group, "group_name sent with the upload");
+    sub.add_option("--description", options->description, "description sent with the upload");
+    sub.add_flag("--json", options->json, "print the result (or the verify report) as JSON on stdout");
+    sub.footer("The bundle is verified first (as `ccl-harness verify` does); an invalid bundle is never sent.\n"
+               "It is then POSTed as multipart/form-data (files, group_name, description, workload_card: the\n"
+               "card as JSON). Refused or reset connections, HTTP 5xx and 429 are retried 4 times in all, waiting\n"
+               "0.5 s, 1 s, 2 s; other 4xx answers are not. Bundles over the server's 500 MB limit are refused.\n"
+               "Progress is shown on a terminal unless NO_COLOR is set.\n"
+               "Exit status: 0 uploaded, 1 invalid bundle or upload failed, 2 bad input (no such file, a\n"
+               "directory, a bad or https URL), 130 interrupted.\n"
+               "Example:\n"
+               "  ccl-harness submit results/tiny-ddp-20261123T112800Z-4d4738.tar.zst --to http://ccl-bench.example:8000 \\\n"
+               "      --group my-lab --description 'tiny-ddp on 2 CPUs'");
+    sub.callback([options, &action] { action = [options] { return run_submit(*options); }; });
+}
+
+} // namespace harness::cli

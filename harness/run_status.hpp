@@ -1,0 +1,56 @@
+#pragma once
+// `ccl-harness status`: what a results directory holds, read from the records the harness
+// wrote (run.json, metrics.json, sweep.json). Read-only; a record it cannot read becomes a row
+// saying so, never an error that hides the rest.
+#include "util/fs.hpp"
+#include "util/json.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct RunSummary {
+    std::string id;
+    std::string dir;
+    std::string sweep;  ///< the sweep directory's name when the run belongs to one
+    std::string state;  ///< from run.json; "unreadable" when it cannot be read
+    std::string card;
+    std::string target;
+    std::string start;  ///< UTC, first transition
+    std::string end;    ///< UTC, the final transition; empty while running
+    std::optional<double> duration_s;
+    std::string bundle;  ///< <dir>.tar.zst when it exists
+    std::optional<double> avg_step_time;         ///< s, from metrics.json
+    std::optional<double> compute_comm_overlap;  ///< %, from metrics.json
+    std::string problem;  ///< why the record could not be read
+};
+
+struct SweepSummary {
+    std::string id;
+    std::string dir;
+    std::string card;
+    std::size_t points = 0;
+    std::map<std::string, std::size_t> states;  ///< point state -> count
+    std::string problem;
+};
+
+struct ResultsStatus {
+    std::vector<RunSummary> runs;  ///< oldest first
+    std::vector<SweepSummary> sweeps;
+};
+
+/// Scans `results` and, one level down, every sweep directory in it. Throws an input error
+/// when `results` is not a directory.
+ResultsStatus scan_results(const fs::path& results);
+
+/// Seconds between two ISO-8601 UTC times (2026-11-23T02:18:39Z); nullopt when either is not one.
+std::optional<double> seconds_between(const std::string& start, const std::string& end);
+
+/// The table `status` prints.
+std::string format_status(const ResultsStatus& status);
+Json status_to_json(const ResultsStatus& status);
+
+} // namespace harness

@@ -1,0 +1,82 @@
+#pragma once
+// `ccl-harness sweep`: one card run over a matrix of field values. Each point is the card with
+// `--set PATH=VALUE` overrides, checked like `validate --strict` before anything runs; points
+// that fail the check are recorded as skipped and never run. Points run one after another in
+// this process (no Slurm job arrays), and sweep.json records every point after every change, so
+// a crash or Ctrl-C leaves a sweep that `sweep --resume` can finish.
+#include "util/fs.hpp"
+#include "util/json.hpp"
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+/// One `--vary PATH=V1,V2,...`.
+struct SweepAxis {
+    std::string path;
+    std::vector<std::string> values;
+};
+
+/// Parses `PATH=V1,V2,...`. Throws an input error for a missing `=`, an empty path or an empty
+/// value (`a,,b`, a trailing comma).
+SweepAxis parse_vary(const std::string& text);
+
+/// The points of the matrix, each as the `PATH=VALUE` overrides it applies, first axis varying
+/// slowest. `zip` pairs the i-th values of every axis instead of crossing them; the axes must
+/// then have the same length. Throws an input error for no axes, a repeated path or, with
+/// `zip`, unequal lengths.
+std::vector<std::vector<std::string>> expand_matrix(const std::vector<SweepAxis>& axes, bool zip);
+
+enum class PointState { pending, skipped, running, completed, failed, cancelled };
+
+std::string to_string(PointState state);
+
+struct SweepPoint {
+    std::vector<std::string> overrides;
+    PointState state = PointState::pending;
+    std::string reason;  ///< why skipped or failed
+    std::string run_dir;
+    std::string bundle;
+    std::optional<int> exit_code;
+};
+
+/// sweep.json.
+struct SweepRecord {
+    std::string id;
+    std::string card;         ///< absolute path of the card
+    std::string card_sha256;  ///< the card as it was when the sweep began; resume refuses an edited one
+    std::string cluster;      ///< --cluster, empty: each point's inferred target
+    bool zip = false;
+    std::vector<SweepAxis> axes;
+    std::vector<SweepPoint> points;
+    std::string created;  ///< UTC
+
+    Json to_json() const;
+    /// Throws an input error naming `file` and the field when the JSON is not a sweep record.
+    static SweepRecord from_json(const Json& json, const std::string& file);
+    void save(const fs::path& sweep_dir) const;
+    static SweepRecord load(const fs::path& sweep_dir);
+};
+
+inline constexpr const char* k_sweep_file = "sweep.json";
+
+struct SweepOptions {
+    fs::path card;
+    std::vector<std::string> vary;  ///< PATH=V1,V2,...
+    bool zip = false;
+    std::string cluster;
+    fs::path results = "results";
+    bool dry_run = false;
+    fs::path resume;  ///< a sweep directory to finish instead of a new sweep
+    double grace_seconds = 5;
+    fs::path git_cache;
+};
+
+/// Runs (or resumes) a sweep. Exit codes: 0 every runnable point completed, 1 some failed,
+/// 2 invalid input (including: no point passes the check), 130 interrupted.
+int run_sweep(const SweepOptions& options, std::ostream& out);
+
+} // namespace harness

@@ -1,0 +1,147 @@
+#!/bin/bash
+# `ccl-harness compare` like a user: three real tiny-ddp runs with different cards, compared as
+# packed bundles, an unpacked bundle and a run directory; the table, --json, and the --html page
+# loaded in a real headless browser (Debian's chromium: CI installs it with .ci/setup), then the
+# ways input goes wrong.
+source "$(dirname "$0")/lib.sh"
+cd "$CCL_SOURCE_DIR"
+results="$SCRATCH/results"
+
+# 1. Three real runs: the step count and batch size differ, so the cards and the step times do.
+bundles=()
+for point in "10 8" "12 32" "14 16"; do
+    read -r steps batch <<<"$point"
+    expect_status 0 "tiny-ddp run (steps $steps, batch $batch)" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml \
+        --results "$results" --set launch.steps="$steps" --set workload.data.batch_size="$batch"
+    bundle=$(sed -n 's/^ *bundle: \([^ ]*\).*/\1/p' <<<"$OUT")
+    if [ -f "$bundle" ]; then pass; else fail "no bundle in the run's output: $OUT"; fi
+    bundles+=("$bundle")
+done
+
+# 2. The table for people.
+expect_status 0 "compare three bundles" -- "$CCL_HARNESS" compare "${bundles[@]}"
+expect_output "ranking" "Ranking by avg_step_time, fastest first"
+expect_output "launch.steps differs" "launch.steps"
+expect_output "batch_size differs" "workload.data.batch_size"
+expect_output "metrics.json read" "metrics.json"
+if grep -q "^  trace_url" <<<"$OUT"; then fail "trace_url compared: $OUT"; else pass; fi
+
+# 3. --json for scripts: ranking by step time, the breakdown adds up, only differing fields.
+"$CCL_HARNESS" compare "${bundles[@]}" --json >"$SCRATCH/compare.json" && pass || fail "compare --json"
+if /usr/bin/python3 - "$SCRATCH/compare.json" <<'PY'; then pass; else fail "compare --json content"; fi
+import json, sys
+c = json.load(open(sys.argv[1]))
+runs = {r["name"]: r for r in c["runs"]}
+assert len(runs) == 3, runs.keys()
+steps = [runs[n]["breakdown"]["step"] for n in c["ranking"]]
+assert all(s is not None and s > 0 for s in steps) and steps == sorted(steps), steps
+for r in c["runs"]:
+    b = r["breakdown"]
+    assert abs(b["compute"] + b["exposed"] - b["step"]) < 1e-12, b
+    m = r["metrics"]
+    assert abs(b["overlapped"] - m["total_communication_time"]["value"] * m["compute_comm_overlap"]["value"] / 100) < 1e-12
+    assert r["kind"] == "bundle" and r["metrics_source"] == "metrics.json", r
+    assert m["mfu"]["value"] is None and m["mfu"]["why"], m["mfu"]  # CPU: no peak FLOP/s known
+paths = {d["path"]: d["values"] for d in c["differences"]}
+assert paths["launch.steps"] == ["10", "12", "14"], paths
+assert paths["workload.data.batch_size"] == ["8", "32", "16"], paths
+assert "trace_url" not in paths and "description" not in paths, paths
+assert c["ignored_paths"] == ["trace_url"]
+PY
+
+# 4. Every kind of input at once: a run directory, an unpacked bundle, a packed bundle.
+unpacked="$SCRATCH/unpacked"
+mkdir -p "$unpacked"
+tar --zstd -xf "${bundles[1]}" -C "$unpacked"
+name=$(basename "${bundles[1]}" .tar.zst)
+run_dir="$results/$(basename "${bundles[0]}" .tar.zst)"
+"$CCL_HARNESS" compare "$run_dir" "$unpacked/$name" "${bundles[2]}" --json >"$SCRATCH/mixed.json" && pass ||
+    fail "compare a run directory, an unpacked and a packed bundle"
+if /usr/bin/python3 - "$SCRATCH/mixed.json" <<'PY'; then pass; else fail "mixed inputs: $(cat "$SCRATCH/mixed.json")"; fi
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert [r["kind"] for r in c["runs"]] == ["run directory", "bundle directory", "bundle"], c["runs"]
+assert all(r["breakdown"]["step"] for r in c["runs"])
+PY
+
+# 5. The page, in a real browser.
+page="$SCRATCH/compare.html"
+expect_status 0 "compare --html" -- "$CCL_HARNESS" compare "${bundles[@]}" --html "$page"
+expect_output "page named" "page: $page"
+if grep -qiE '<script|src=|href=|@import|url\(' "$page"; then fail "the page loads or runs something: $(grep -oiE '<script|src=|href=|@import|url\(' "$page")"; else pass; fi
+if command -v chromium >/dev/null; then
+    browser=(chromium --headless --no-sandbox --disable-gpu --user-data-dir="$SCRATCH/chromium-profile"
+             --enable-logging=stderr --v=0)
+    timeout 120 "${browser[@]}" --dump-dom "file://$page" >"$SCRATCH/dom.html" 2>"$SCRATCH/dom.log" && pass ||
+        fail "chromium --dump-dom: $(tail -5 "$SCRATCH/dom.log")"
+    # The page has no script, so nothing can throw; the browser still reports a blocked load
+    # (the page's Content-Security-Policy forbids all) or a parse problem on the console.
+    if grep -E 'CONSOLE|Uncaught|Refused to' "$SCRATCH/dom.log"; then fail "console messages (above)"; else pass; fi
+    if /usr/bin/python3 - "$SCRATCH/dom.html" <<'PY'; then pass; else fail "the page as the browser built it"; fi
+from html.parser import HTMLParser
+import sys
+class Charts(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.svg = None
+        self.found = {}
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg":
+            self.svg = a.get("id")
+            self.found.setdefault(self.svg, [])
+        elif tag == "table" and a.get("id"):
+            self.found[a["id"]] = []
+        elif tag == "g" and self.svg:
+            self.found[self.svg].append(a.get("class", ""))
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.svg = None
+p = Charts()
+p.feed(open(sys.argv[1]).read())
+f = p.found
+for want in ("ranking", "chart-breakdown", "chart-mfu", "chart-scatter", "differences"):
+    assert want in f, (want, f.keys())
+assert f["chart-breakdown"].count("bar") == 3, f["chart-breakdown"]
+assert f["chart-mfu"].count("bar na") == 3, f["chart-mfu"]  # CPU: mfu is n/a, drawn as a labelled gap
+assert f["chart-scatter"].count("point") == 3, f["chart-scatter"]
+PY
+    shot="$CCL_TEST_TMP/compare/compare.png"
+    timeout 120 "${browser[@]}" --screenshot="$shot" --window-size=1200,1600 "file://$page" >"$SCRATCH/shot.log" 2>&1 || true
+    if [ -s "$shot" ] && [ "$(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then pass; else
+        fail "no PNG screenshot at $shot: $(tail -5 "$SCRATCH/shot.log")"
+    fi
+else
+    fail "chromium is not installed: the page must be checked in a real browser (.ci/setup installs it: apt-get install chromium)"
+fi
+
+# 6. Bad input: one clear error, exit 2, and an existing page left as it was.
+echo "previous page" >"$page"
+expect_status 2 "a single input" -- "$CCL_HARNESS" compare "${bundles[0]}" --html "$page"
+expect_output "needs two" "compare needs two or more runs or bundles, got 1"
+expect_status 2 "a missing path" -- "$CCL_HARNESS" compare "${bundles[0]}" "$SCRATCH/no-such.tar.zst" --html "$page"
+expect_output "names the path" "no-such.tar.zst: no such file or directory"
+mkdir -p "$SCRATCH/not-a-run"
+echo hello >"$SCRATCH/not-a-run/notes.txt"
+expect_status 2 "a directory that is neither bundle nor run" -- "$CCL_HARNESS" compare "${bundles[0]}" "$SCRATCH/not-a-run"
+expect_output "says what it expected" "neither a bundle (<name>/ with <name>.yaml and manifest.json) nor a run directory"
+echo "not an archive" >"$SCRATCH/fake.tar.zst"
+expect_status 2 "a file that is not an archive" -- "$CCL_HARNESS" compare "${bundles[0]}" "$SCRATCH/fake.tar.zst"
+expect_output "names the archive" "fake.tar.zst"
+# A tampered bundle: a faster step time written into metrics.json after packing.
+tampered="$SCRATCH/tampered/$name"
+mkdir -p "$SCRATCH/tampered"
+cp -r "$unpacked/$name" "$tampered"
+/usr/bin/python3 - "$tampered/metrics.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["metrics"]["avg_step_time"]["value"] = 1e-6
+json.dump(m, open(sys.argv[1], "w"))
+PY
+expect_status 2 "a tampered bundle is refused" -- "$CCL_HARNESS" compare "${bundles[0]}" "$tampered" --html "$page"
+expect_output "says why" "the bundle does not match its manifest"
+expect_output "points at verify" "ccl-harness verify"
+[ "$(cat "$page")" = "previous page" ] && pass || fail "a refused comparison changed the page"
+expect_status 2 "no inputs" -- "$CCL_HARNESS" compare
+
+finish
