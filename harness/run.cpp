@@ -15,10 +15,10 @@
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/strings.hpp"
+#include "util/terminal.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
-#include <unistd.h>
 
 namespace harness {
 
@@ -137,7 +137,7 @@ int execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster
     record.transition(RunState::rendered, dir.path);
     out << fmt::format("run {}: {} on {} -> {}\n", dir.id, card.name(), target, dir.path.string());
 
-    ExecutionContext context{run, cluster, dir, record, out, static_cast<bool>(::isatty(STDERR_FILENO)), options.grace_seconds,
+    ExecutionContext context{run, cluster, dir, record, out, progress_wanted(), options.grace_seconds,
                              options.teardown};
     if (cluster.scheduler == "local") {
         execute_local(context);

@@ -1,5 +1,6 @@
 #include "bundle_pack.hpp"
 #include "cli/commands.hpp"
+#include "util/terminal.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/json.hpp"
@@ -21,7 +22,16 @@ struct PackCommandOptions {
 int run_pack(const PackCommandOptions& options) {
     // Ctrl-C becomes a flag the packer checks between chunks, so it can remove its temporary file.
     install_interrupt_handlers();
-    const PackResult result = pack_run(options.run_dir, options.pack);
+    PackOptions pack = options.pack;
+    const bool progress = progress_wanted();
+    if (progress) {
+        // One line, rewritten: which file is being compressed (traces can take a while).
+        pack.on_entry = [](const std::string& entry) { std::cerr << "\r\033[Kpacking " << entry << std::flush; };
+    }
+    const PackResult result = pack_run(options.run_dir, pack);
+    if (progress) {
+        std::cerr << "\r\033[K" << std::flush;
+    }
     if (options.json) {
         Json out = Json::object();
         out["bundle"] = result.bundle.string();

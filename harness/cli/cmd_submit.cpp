@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "util/terminal.hpp"
 #include "submit.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -7,7 +8,6 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
-#include <unistd.h>
 
 namespace harness::cli {
 
@@ -41,10 +41,7 @@ struct ProgressLine {
     int shown = -1;
     bool open = false;
 
-    static bool wanted() {
-        const char* no_color = std::getenv("NO_COLOR");
-        return ::isatty(STDERR_FILENO) && (no_color == nullptr || *no_color == '\0');
-    }
+    static bool wanted() { return progress_wanted(); }
 
     void update(std::uint64_t sent, std::uint64_t total) {
         const int percent = total == 0 ? 100 : static_cast<int>(sent * 100 / total);

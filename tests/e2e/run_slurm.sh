@@ -149,4 +149,25 @@ bad_script 's/^#SBATCH --gpus-per-node=4$/#SBATCH --gpus-per-node=8/' && fail "8
 bad_script 's/^#SBATCH --constraint=.*/#SBATCH --constraint=cpu/' && fail "-C cpu accepted" || pass
 bad_script 's/^#SBATCH --image=/#SBATCH --imagee=/' && fail "misspelt option accepted" || pass
 
+# 10. A sweep through the cluster: two values of two parameters, one point made to fail (the
+#     stand-in entry point fails when run for 10 steps); the other three end with bundles.
+sweep_results="$SCRATCH/sweep"
+cp workloads/tiny-ddp/train.py "$work/"
+expect_status 1 "a 2x2 sweep through slurm-local" -- env MISBEHAVE=fail10 "$CCL_HARNESS" sweep "$work/tiny-ddp.yaml" \
+    --cluster slurm-local --vary launch.script=train.py,misbehave.py --vary launch.steps=12,10 --results "$sweep_results"
+sweep_dir=$(find "$sweep_results" -mindepth 1 -maxdepth 1 -type d -name 'sweep-*' | head -n 1)
+/usr/bin/python3 - "$sweep_dir/sweep.json" <<'PY' && pass || fail "sweep.json states: $(cat "$sweep_dir/sweep.json")"
+import json, sys
+points = json.load(open(sys.argv[1]))["points"]
+states = {tuple(p["overrides"]): p["state"] for p in points}
+failed = [k for k, v in states.items() if v == "failed"]
+assert failed == [("launch.script=misbehave.py", "launch.steps=10")], states
+assert sorted(states.values()) == ["completed", "completed", "completed", "failed"], states
+PY
+bundles=$(find "$sweep_dir" -maxdepth 1 -name '*.tar.zst' | wc -l)
+[ "$bundles" -eq 3 ] && pass || fail "the sweep left $bundles bundles, wanted 3"
+for bundle in "$sweep_dir"/*.tar.zst; do
+    expect_status 0 "a sweep point's bundle verifies" -- "$CCL_HARNESS" verify "$bundle"
+done
+
 finish
