@@ -118,6 +118,10 @@ job=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' "$SCRATCH/requeue.log")
 scontrol requeue "$job"
 # Slurm holds a requeued job for two minutes (BeginTime); release it sooner.
 for _ in $(seq 20); do scontrol show job "$job" | grep -q "JobState=PENDING" && break; sleep 0.5; done
+# Released before slurmd has finished the first run, the job's new launch is refused ("Job
+# credential revoked") and it fails: let the node go idle first, as it would on a real cluster.
+for _ in $(seq 40); do scontrol show node localhost | grep -q "State=IDLE " && break; sleep 0.5; done
+sleep 3
 scontrol update JobId="$job" StartTime=now
 status=0
 wait "$harness" || status=$?
