@@ -152,7 +152,6 @@ void execute_slurm(ExecutionContext& context) {
     std::string last_state;
     bool cancel_sent = false;
     long long restarts = 0;
-    bool final_confirmed = false;
     std::optional<RunState> result;
     std::string reason;
     auto unreachable_since = std::optional<Clock::time_point>();
@@ -208,17 +207,7 @@ void execute_slurm(ExecutionContext& context) {
                                                view.reason.empty() || view.reason == "None" ? "" : " (" + view.reason + ")");
                 }
             }
-            if (!final_state(view.state)) {
-                final_confirmed = false;
-            }
             if (const auto done = final_state(view.state)) {
-                // A requeue ends the current run of the job first: for a moment the controller can
-                // show FAILED before the job goes back to PENDING. Look again before believing it.
-                if (!cancel_sent && *done != RunState::completed && !final_confirmed) {
-                    final_confirmed = true;
-                    std::this_thread::sleep_for(std::chrono::seconds(2));
-                    continue;
-                }
                 result = done;
                 reason = fmt::format("job {} {} with exit code {}{}", job, view.state, view.exit_code,
                                      view.reason.empty() || view.reason == "None" ? "" : ", reason " + view.reason);
