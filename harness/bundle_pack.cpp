@@ -211,21 +211,6 @@ std::vector<std::string> add_traces(Entries& entries, const fs::path& traces) {
     return ordered;
 }
 
-bool is_inside(const fs::path& path, const fs::path& dir) {
-    const fs::path p = fs::weakly_canonical(path);
-    const fs::path d = fs::weakly_canonical(dir);
-    auto pi = p.begin();
-    for (auto di = d.begin(); di != d.end(); ++di, ++pi) {
-        if (di->empty()) {
-            continue;  // a trailing separator
-        }
-        if (pi == p.end() || *pi != *di) {
-            return false;
-        }
-    }
-    return true;
-}
-
 fs::path output_path(const fs::path& run_dir, const std::string& name, const PackOptions& options) {
     fs::path out = options.out_file;
     if (out.empty()) {

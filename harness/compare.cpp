@@ -2,7 +2,7 @@
 
 #include "bundle_manifest.hpp"
 #include "bundle_metrics.hpp"
-#include "util/archive.hpp"
+#include "bundle_unpack.hpp"
 #include "util/error.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
@@ -191,24 +191,7 @@ ComparedRun load_compared_run(const fs::path& input, const CompareOptions& optio
         run.kind = "bundle";
         const ScratchDir scratch(options.scratch_root, "compare");
         const fs::path unpacked = scratch.path() / "bundle";
-        try {
-            extract_tar_zst_safely(input, unpacked);
-        } catch (const HarnessError& failure) {
-            // A damaged archive is bad input here like any other (verify tells the kinds apart).
-            if (failure.code() == k_exit_interrupted) {
-                throw;
-            }
-            const std::string what = failure.what();
-            throw input_error(what.find(run.input) == std::string::npos ? run.input + ": " + what : what);
-        }
-        std::vector<fs::path> top;
-        for (const auto& entry : fs::directory_iterator(unpacked)) {
-            top.push_back(entry.path());
-        }
-        if (top.size() != 1 || !fs::is_directory(top.front())) {
-            throw input_error(fmt::format("{}: not a bundle: expected one top-level directory <name>/", run.input));
-        }
-        load_bundle_dir(top.front(), run);
+        load_bundle_dir(unpack_bundle(input, unpacked), run);
         return run;
     }
     if (!fs::is_directory(status)) {

@@ -1,6 +1,6 @@
 #include "cli/commands.hpp"
 #include "metrics/metrics.hpp"
-#include "util/archive.hpp"
+#include "bundle_unpack.hpp"
 #include "util/error.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
@@ -23,15 +23,7 @@ struct MetricsCommandOptions {
 metrics::MetricsReport metrics_of_packed_bundle(const fs::path& archive, const metrics::MetricsOptions& options) {
     const ScratchDir scratch({}, "metrics");
     const fs::path unpacked = scratch.path() / "bundle";
-    extract_tar_zst_safely(archive, unpacked);
-    std::vector<fs::path> top;
-    for (const auto& entry : fs::directory_iterator(unpacked)) {
-        top.push_back(entry.path());
-    }
-    if (top.size() != 1 || !fs::is_directory(top.front())) {
-        throw input_error(fmt::format("{}: not a bundle: expected one top-level directory <name>/", archive.string()));
-    }
-    metrics::MetricsReport report = metrics::compute_metrics(top.front(), options);
+    metrics::MetricsReport report = metrics::compute_metrics(unpack_bundle(archive, unpacked), options);
     report.path = archive;
     if (report.card) {
         report.card = fs::relative(*report.card, unpacked);

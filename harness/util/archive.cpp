@@ -3,6 +3,7 @@
 #include "util/archive_detail.hpp"
 
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/quote.hpp"
 #include "util/zstd_stream.hpp"
 
@@ -401,21 +402,6 @@ std::vector<SourceEntry> list_source(const fs::path& source_dir, const std::stri
     }
     std::sort(entries.begin(), entries.end(), [](const SourceEntry& a, const SourceEntry& b) { return a.name < b.name; });
     return entries;
-}
-
-bool is_inside(const fs::path& path, const fs::path& dir) {
-    const fs::path p = fs::weakly_canonical(path);
-    const fs::path d = fs::weakly_canonical(dir);
-    auto pi = p.begin();
-    for (auto di = d.begin(); di != d.end(); ++di, ++pi) {
-        if (di->empty()) {
-            continue;  // a trailing separator
-        }
-        if (pi == p.end() || *pi != *di) {
-            return false;
-        }
-    }
-    return true;
 }
 
 } // namespace

@@ -74,4 +74,19 @@ std::string sha256_hex(const std::string& bytes) {
     return hex;
 }
 
+bool is_inside(const fs::path& path, const fs::path& dir) {
+    const fs::path p = fs::weakly_canonical(path);
+    const fs::path d = fs::weakly_canonical(dir);
+    auto pi = p.begin();
+    for (auto di = d.begin(); di != d.end(); ++di, ++pi) {
+        if (di->empty()) {
+            continue;  // a trailing separator
+        }
+        if (pi == p.end() || *pi != *di) {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace harness

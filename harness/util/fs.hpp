@@ -13,6 +13,10 @@ std::string read_file(const fs::path& path);
 /// crash leaves either the old content or the new, never half of one.
 void write_file_atomic(const fs::path& path, const std::string& content, bool executable = false);
 
+/// Whether `path` is `dir` or lies under it, after resolving both (links, `..`); neither needs
+/// to exist.
+bool is_inside(const fs::path& path, const fs::path& dir);
+
 /// sha256 of a byte string, lowercase hex.
 std::string sha256_hex(const std::string& bytes);
 
