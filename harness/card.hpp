@@ -104,4 +104,12 @@ private:
 /// The field table the default validation level checks.
 const std::vector<struct FieldSpec>& card_schema();
 
+/// The card's top-level sections: found deeper, they are indentation mistakes (errors).
+const std::vector<std::string>& card_sections();
+
+/// Throws an input error (exit 2) for the first `PATH=...` assignment whose PATH names no field
+/// of card_schema() (see unknown_field_reason); `flag` ("--set", "--vary") starts the message.
+/// Assignments without '=' are left to the flag's own parser.
+void check_card_paths(const std::vector<std::string>& assignments, const std::string& flag);
+
 } // namespace harness

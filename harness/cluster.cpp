@@ -1,11 +1,13 @@
 #include "cluster.hpp"
 
+#include "home.hpp"
 #include "schema.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
 #include "yaml_document.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 
 namespace harness {
@@ -64,6 +66,7 @@ const std::vector<FieldSpec>& profile_schema() {
             spec("modules", ValueKind::string_list),
             spec("hf_home", ValueKind::string),
             spec("python", ValueKind::string),
+            spec("templates", ValueKind::string),
         };
     }();
     return schema;
@@ -91,7 +94,132 @@ std::vector<std::string> strings(const YAML::Node& root, const std::string& path
     return out;
 }
 
+/// Every key's position, so explain can say where a value came from.
+void record_locations(const YamlDocument& doc, const YAML::Node& node, const std::string& prefix,
+                      std::map<std::string, std::string>& out) {
+    if (!node.IsMap()) {
+        return;
+    }
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        const std::string path = prefix.empty() ? it->first.Scalar() : prefix + "." + it->first.Scalar();
+        out[path] = doc.location(it->second, path);
+        record_locations(doc, it->second, path, out);
+    }
+}
+
+ClusterProfile load_checked(const fs::path& file) {
+    ClusterProfile profile;
+    const Diagnostics diagnostics = ClusterProfile::check(file, &profile);
+    if (diagnostics.has_errors()) {
+        throw input_error(fmt::format("invalid cluster profile:\n{}", diagnostics.format()));
+    }
+    return profile;
+}
+
 } // namespace
+
+const std::vector<FieldSpec>& cluster_schema() { return profile_schema(); }
+
+const char* to_string(ProfileSource source) {
+    switch (source) {
+    case ProfileSource::shipped:
+        return "shipped";
+    case ProfileSource::user:
+        return "user";
+    case ProfileSource::path:
+        return "path";
+    }
+    return "shipped";
+}
+
+bool is_profile_path(const std::string& value) {
+    return value.find('/') != std::string::npos || ends_with(value, ".yaml") || ends_with(value, ".yml");
+}
+
+fs::path user_clusters_dir() {
+    const char* xdg = std::getenv("XDG_CONFIG_HOME");
+    if (xdg != nullptr && fs::path(xdg).is_absolute()) {
+        return fs::path(xdg) / "ccl-harness" / "clusters";
+    }
+    const char* home = std::getenv("HOME");
+    if (home != nullptr && *home != '\0') {
+        return fs::path(home) / ".config" / "ccl-harness" / "clusters";
+    }
+    return {};
+}
+
+std::vector<fs::path> cluster_search_path() {
+    std::vector<fs::path> out;
+    if (const fs::path user = user_clusters_dir(); !user.empty()) {
+        out.push_back(user);
+    }
+    out.push_back(harness_home() / "clusters");
+    return out;
+}
+
+std::vector<ClusterEntry> find_clusters() {
+    std::map<std::string, ClusterEntry> by_name;
+    const std::vector<fs::path> dirs = cluster_search_path();
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+        const bool user = i + 1 < dirs.size();
+        for (const auto& name : list_clusters(dirs[i])) {
+            const fs::path file = dirs[i] / (name + ".yaml");
+            auto found = by_name.find(name);
+            if (found == by_name.end()) {
+                by_name.emplace(name, ClusterEntry{name, file, user ? ProfileSource::user : ProfileSource::shipped, {}});
+            } else if (!user && found->second.found == ProfileSource::user) {
+                found->second.shadows = file;
+            }
+        }
+    }
+    std::vector<ClusterEntry> out;
+    for (auto& [name, entry] : by_name) {
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+ClusterProfile ClusterProfile::find(const std::string& value, const fs::path& base) {
+    if (value.empty()) {
+        throw input_error("empty cluster name");
+    }
+    if (is_profile_path(value)) {
+        const fs::path file = base.empty() || fs::path(value).is_absolute() ? fs::path(value) : base / value;
+        std::error_code ec;
+        if (!fs::is_regular_file(file, ec)) {
+            throw input_error(fmt::format("cluster profile {}: no such file", enquote(file.string())));
+        }
+        ClusterProfile profile = load_checked(file);
+        profile.found = ProfileSource::path;
+        return profile;
+    }
+    for (const ClusterEntry& entry : find_clusters()) {
+        if (entry.name == value) {
+            ClusterProfile profile = load_checked(entry.file);
+            profile.found = entry.found;
+            profile.shadows = entry.shadows;
+            return profile;
+        }
+    }
+    std::vector<std::string> known;
+    for (const ClusterEntry& entry : find_clusters()) {
+        known.push_back(entry.name);
+    }
+    std::vector<std::string> searched;
+    for (const fs::path& dir : cluster_search_path()) {
+        searched.push_back(dir.string());
+    }
+    const std::string suggestion = closest_match(value, known);
+    throw input_error(fmt::format("unknown cluster {}{}; known clusters: {} (searched {}; a path to a profile file "
+                                  "works too, e.g. --cluster ./mine.yaml)",
+                                  enquote(value), suggestion.empty() ? "" : fmt::format(" (did you mean {}?)", enquote(suggestion)),
+                                  known.empty() ? "(none)" : join(known, ", "), join(searched, ", ")));
+}
+
+std::string ClusterProfile::location(const std::string& key) const {
+    const auto at = locations.find(key);
+    return at != locations.end() ? at->second : source.string();
+}
 
 std::vector<std::string> list_clusters(const fs::path& clusters_dir) {
     std::vector<std::string> names;
@@ -161,6 +289,11 @@ Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
     p.modules = strings(root, "modules");
     p.hf_home = text(root, "hf_home");
     p.python = text(root, "python");
+    p.templates = text(root, "templates");
+    if (p.templates.empty()) {
+        p.templates = p.name;
+    }
+    record_locations(doc, root, "", p.locations);
     if (!p.container_default.empty() &&
         std::find(p.container_runtimes.begin(), p.container_runtimes.end(), p.container_default) ==
             p.container_runtimes.end()) {
@@ -180,12 +313,7 @@ ClusterProfile ClusterProfile::load(const fs::path& clusters_dir, const std::str
                                       suggestion.empty() ? "" : fmt::format(" (did you mean {}?)", enquote(suggestion)),
                                       join(known, ", ")));
     }
-    ClusterProfile profile;
-    const Diagnostics diagnostics = check(file, &profile);
-    if (diagnostics.has_errors()) {
-        throw input_error(fmt::format("invalid cluster profile:\n{}", diagnostics.format()));
-    }
-    return profile;
+    return load_checked(file);
 }
 
 bool ClusterProfile::accepts_model(const std::string& xpu_model) const {

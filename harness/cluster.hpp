@@ -3,11 +3,18 @@
 #include "diagnostic.hpp"
 #include "util/fs.hpp"
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace harness {
+
+/// Where a profile file was found: shipped with the harness (<home>/clusters), the user's
+/// configuration ($XDG_CONFIG_HOME/ccl-harness/clusters), or named by path.
+enum class ProfileSource { shipped, user, path };
+
+const char* to_string(ProfileSource source);
 
 struct ClusterProfile {
     std::string name;
@@ -37,17 +44,53 @@ struct ClusterProfile {
     std::vector<std::string> modules;
     std::string hf_home;
     std::string python;
+    std::string templates;  ///< templates/<framework>/<templates>/ to render with; defaults to `name`
     fs::path source;  ///< the profile file
+    ProfileSource found = ProfileSource::shipped;
+    fs::path shadows;  ///< the shipped profile of the same name a user profile hides, if any
+    std::map<std::string, std::string> locations;  ///< dotted key -> "file:line:col", for explain
 
     /// Loads `clusters/<name>.yaml` under `clusters_dir`; an unknown name lists the known ones.
     static ClusterProfile load(const fs::path& clusters_dir, const std::string& name);
+    /// What `--cluster VALUE` means: a path when VALUE contains '/' or ends in .yaml/.yml
+    /// (relative to `base`, the current directory when empty), else a name looked up in
+    /// user_clusters_dir() and then <home>/clusters. Checked like any profile; an unknown name
+    /// lists the names found and the directories searched.
+    static ClusterProfile find(const std::string& value, const fs::path& base = {});
     /// Checks a profile file; fills `out` when there is no error.
     static Diagnostics check(const fs::path& file, ClusterProfile* out);
 
     bool accepts_model(const std::string& xpu_model) const;
+    /// "file:line:col" of a dotted key, or the file name when the profile does not set it.
+    std::string location(const std::string& key) const;
 };
+
+/// True when a --cluster value names a file rather than a profile.
+bool is_profile_path(const std::string& value);
+
+/// $XDG_CONFIG_HOME/ccl-harness/clusters (an absolute XDG_CONFIG_HOME only, as the XDG spec
+/// says), else $HOME/.config/ccl-harness/clusters; empty when neither is set.
+fs::path user_clusters_dir();
+
+/// The directories a profile name is looked up in, first wins: user_clusters_dir() (when
+/// known), then <home>/clusters.
+std::vector<fs::path> cluster_search_path();
+
+/// One profile file a name resolves to.
+struct ClusterEntry {
+    std::string name;
+    fs::path file;
+    ProfileSource found = ProfileSource::shipped;
+    fs::path shadows;  ///< the shipped file hidden by a user profile of the same name
+};
+
+/// Every profile name in cluster_search_path(), sorted, each with the file that wins.
+std::vector<ClusterEntry> find_clusters();
 
 /// Names of the profiles in `clusters_dir`, sorted.
 std::vector<std::string> list_clusters(const fs::path& clusters_dir);
+
+/// The field table profiles are checked against (`ccl-harness schema cluster` prints it).
+const std::vector<struct FieldSpec>& cluster_schema();
 
 } // namespace harness

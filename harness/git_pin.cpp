@@ -307,7 +307,8 @@ void check_source(const std::string& repo, const std::string& ref) {
     }
 }
 
-fs::path prepare_cache(const fs::path& cache) {
+fs::path prepare_cache(const fs::path& cache_as_given) {
+    const fs::path cache = absolute_path(cache_as_given);
     std::error_code ec;
     fs::create_directories(cache, ec);
     if (ec) {

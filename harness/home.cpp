@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fmt/format.h>
+#include <vector>
 
 #ifndef CCL_HARNESS_SOURCE_DIR
 #define CCL_HARNESS_SOURCE_DIR "."
@@ -11,15 +12,59 @@
 
 namespace harness {
 
-fs::path harness_home() {
-    const char* from_env = std::getenv("CCL_HARNESS_HOME");
-    const fs::path home = from_env != nullptr && *from_env != '\0' ? fs::path(from_env) : fs::path(CCL_HARNESS_SOURCE_DIR);
+namespace {
+
+fs::path& home_override() {
+    static fs::path value;
+    return value;
+}
+
+bool holds_templates(const fs::path& dir) {
     std::error_code ec;
-    if (!fs::is_directory(home / "templates", ec)) {
-        throw HarnessError(fmt::format("{}: no templates/ here; set CCL_HARNESS_HOME to the ccl-harness checkout",
-                                       home.string()));
+    return !dir.empty() && fs::is_directory(dir / "templates", ec);
+}
+
+/// An installed copy keeps its data in <prefix>/share/ccl-harness beside <prefix>/bin.
+fs::path installed_home() {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec || exe.empty()) {
+        return {};
     }
-    return home;
+    return exe.parent_path().parent_path() / "share" / "ccl-harness";
+}
+
+} // namespace
+
+void set_home_override(const fs::path& home) { home_override() = home.empty() ? home : absolute_path(home); }
+
+fs::path harness_home() {
+    // An explicit choice never falls through to another copy: a wrong --home is an error.
+    if (!home_override().empty()) {
+        if (!holds_templates(home_override())) {
+            throw input_error(fmt::format("--home {}: no templates/ there", home_override().string()));
+        }
+        return home_override();
+    }
+    const char* from_env = std::getenv("CCL_HARNESS_HOME");
+    if (from_env != nullptr && *from_env != '\0') {
+        const fs::path home = absolute_path(from_env);
+        if (!holds_templates(home)) {
+            throw input_error(fmt::format("CCL_HARNESS_HOME={}: no templates/ there", home.string()));
+        }
+        return home;
+    }
+    const fs::path installed = installed_home();
+    if (holds_templates(installed)) {
+        return installed;
+    }
+    const fs::path source = CCL_HARNESS_SOURCE_DIR;
+    if (holds_templates(source)) {
+        return source;
+    }
+    throw input_error(fmt::format("no ccl-harness data found: neither {} (an installed copy) nor {} (the source tree it was "
+                                  "built from) holds templates/; pass --home DIR or set CCL_HARNESS_HOME",
+                                  installed.string(), source.string()));
 }
 
 } // namespace harness

@@ -3,8 +3,12 @@
 
 namespace harness {
 
-/// Where templates/, clusters/, containers/ and workloads/ live: $CCL_HARNESS_HOME, else the
-/// source tree the binary was built from. Throws when neither holds templates/.
+/// Where templates/, clusters/, containers/ and workloads/ live, first found of: --home (see
+/// set_home_override), $CCL_HARNESS_HOME, <executable>/../share/ccl-harness (an installed copy),
+/// the source tree the binary was built from. Throws when none holds templates/.
 fs::path harness_home();
+
+/// The --home flag: wins over everything else. Empty clears it.
+void set_home_override(const fs::path& home);
 
 } // namespace harness

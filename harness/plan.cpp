@@ -96,6 +96,55 @@ std::string tpu_topology(long long chips) {
     return {};
 }
 
+/// Fills Plan::origins next to each decision in make_plan, so the explanation cannot drift from
+/// the rule that produced the value.
+class Origins {
+public:
+    Origins(const WorkloadCard& card, const ClusterProfile& cluster, std::map<std::string, Origin>& out)
+        : m_card(card), m_cluster(cluster), m_out(out) {}
+
+    bool in_card(const std::string& card_field) const {
+        const YAML::Node node = find_node(m_card.document().root(), card_field);
+        return node.IsDefined() && !node.IsNull();
+    }
+    std::string card_location(const std::string& card_field) const {
+        return m_card.document().location(find_node(m_card.document().root(), card_field), card_field);
+    }
+    void card(const std::string& field, const std::string& card_field) {
+        const std::string where = card_location(card_field);
+        const bool set = starts_with(where, "--set ");
+        m_out[field] = Origin{set ? Origin::Kind::set : Origin::Kind::card, where, card_field};
+    }
+    void profile(const std::string& field, const std::string& key) {
+        m_out[field] = Origin{Origin::Kind::profile, m_cluster.location(key), key};
+    }
+    void fallback(const std::string& field, const std::string& rule) { m_out[field] = Origin{Origin::Kind::default_rule, "", rule}; }
+    void derived(const std::string& field, const std::string& from, const std::string& where = "") {
+        m_out[field] = Origin{Origin::Kind::derived, where, from};
+    }
+    void card_or_default(const std::string& field, const std::string& card_field, const std::string& rule) {
+        if (in_card(card_field)) {
+            card(field, card_field);
+        } else {
+            fallback(field, rule);
+        }
+    }
+    void card_or_profile(const std::string& field, const std::string& card_field, const std::string& key, const std::string& rule) {
+        if (in_card(card_field)) {
+            card(field, card_field);
+        } else if (m_cluster.locations.count(key) != 0) {
+            profile(field, key);
+        } else {
+            fallback(field, rule);
+        }
+    }
+
+private:
+    const WorkloadCard& m_card;
+    const ClusterProfile& m_cluster;
+    std::map<std::string, Origin>& m_out;
+};
+
 } // namespace
 
 bool Plan::traces(const std::string& kind) const {
@@ -119,6 +168,22 @@ std::string normalize_framework(const std::string& name) {
     return out;
 }
 
+const char* to_string(Origin::Kind kind) {
+    switch (kind) {
+    case Origin::Kind::card:
+        return "card";
+    case Origin::Kind::set:
+        return "set";
+    case Origin::Kind::profile:
+        return "profile";
+    case Origin::Kind::default_rule:
+        return "default";
+    case Origin::Kind::derived:
+        return "derived";
+    }
+    return "default";
+}
+
 std::string infer_target(const WorkloadCard& card) {
     if (!card.launch.cluster.empty()) {
         return card.launch.cluster;
@@ -138,18 +203,52 @@ std::string infer_target(const WorkloadCard& card) {
                                   card.document().display_name(), enquote(model.empty() ? "(missing)" : model)));
 }
 
+ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, ClusterChoice* choice) {
+    ClusterChoice chosen;
+    fs::path base;
+    if (!cluster_option.empty()) {
+        chosen = {cluster_option, "--cluster " + cluster_option};
+    } else if (!card.launch.cluster.empty()) {
+        const YamlDocument& doc = card.document();
+        chosen = {card.launch.cluster, "launch.cluster at " + doc.location(find_node(doc.root(), "launch.cluster"), "launch.cluster")};
+        // A path in the card is relative to the card, as launch.script is.
+        base = doc.path().empty() ? fs::path() : doc.path().parent_path();
+    } else {
+        chosen = {infer_target(card), fmt::format("the accelerator: workload.hardware.xpu_spec.model {}", enquote(card.xpu_model))};
+    }
+    ClusterProfile profile = ClusterProfile::find(chosen.value, base);
+    if (choice != nullptr) {
+        *choice = chosen;
+    }
+    return profile;
+}
+
 Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool strict, Diagnostics& diagnostics) {
     Findings findings(card, strict, diagnostics);
     Plan plan;
+    Origins origin(card, cluster, plan.origins);
     plan.card_name = card.name();
+    origin.derived("card", "the card's file name", card.document().display_name());
     plan.framework = normalize_framework(card.framework);
-    plan.target = cluster.name;
+    origin.card_or_default("framework", "Model-executor.framework.name", "no framework named");
+    // Target: the template set; a user profile may render with a shipped target's templates.
+    plan.target = cluster.templates;
+    origin.profile("target", cluster.locations.count("templates") != 0 ? "templates" : "name");
     plan.scheduler = cluster.scheduler;
+    origin.profile("scheduler", "scheduler");
     plan.phase = card.phase;
+    origin.card_or_default("phase", "workload.model.phase", "no phase given");
     plan.model_family = card.model_family;
+    origin.card_or_default("model_family", "workload.model.model_family", "no model family given");
     plan.precision = card.precision.empty() ? "bf16" : card.precision;
+    origin.card_or_default("precision", "workload.model.precision", "bf16 when the card names no precision");
     plan.xpu_model = card.xpu_model;
+    origin.card_or_default("xpu_model", "workload.hardware.xpu_spec.model", "no accelerator model given");
     plan.parallelism = card.parallelism;
+    for (const char* degree : {"tp", "pp", "cp", "dp_replicate", "dp_shard", "ep", "pp_mb"}) {
+        origin.card_or_default(std::string("parallelism.") + degree, std::string("Model-executor.model_plan_parallelization.") + degree,
+                               "1 when the card does not give this degree");
+    }
     plan.python = cluster.python.empty() ? "python3" : cluster.python;
     plan.hf_home = cluster.hf_home;
     plan.modules = cluster.modules;
@@ -174,21 +273,29 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     if (total <= per_node) {
         plan.nodes = 1;
         plan.ranks_per_node = total;
+        origin.derived("geometry.nodes", fmt::format("total_count {} fits on one node (count_per_node {})", total, per_node));
+        origin.card_or_default("geometry.ranks_per_node", "workload.hardware.xpu_spec.total_count", "1 when the card gives no total_count");
     } else {
         plan.nodes = (total + per_node - 1) / per_node;
         plan.ranks_per_node = per_node;
+        origin.derived("geometry.nodes", fmt::format("total_count {} / count_per_node {}, rounded up", total, per_node));
+        origin.card("geometry.ranks_per_node", "workload.hardware.xpu_spec.count_per_node");
         if (total % per_node != 0) {
             findings.problem("workload.hardware.xpu_spec.total_count",
                              fmt::format("total_count {} is not a multiple of count_per_node {}", total, per_node));
         }
     }
     plan.world_size = total;
+    origin.derived("geometry.world_size", fmt::format("workload.hardware.xpu_spec.total_count {} (nodes {} x ranks_per_node {})", total,
+                                                      plan.nodes, plan.ranks_per_node));
     if (cluster.accelerators_per_node > 0 && per_node > cluster.accelerators_per_node) {
         findings.problem("workload.hardware.xpu_spec.count_per_node",
                          fmt::format("count_per_node {} exceeds the {} accelerators of a {} node", per_node,
                                      cluster.accelerators_per_node, cluster.name));
     }
     plan.tasks_per_node = tasks_per_node(plan.framework, plan.ranks_per_node);
+    origin.derived("geometry.tasks_per_node", plan.framework == "torch-ddp" ? "torch-ddp starts one task per rank (ranks_per_node)"
+                                                                            : "one task per node: torchrun and the engines start their workers");
 
     const Parallelism& par = card.parallelism;
     if (card.has_executor && par.product() != total) {
@@ -204,6 +311,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     }
 
     plan.batch_size = card.batch_size.value_or(0);
+    origin.card("data.batch_size", "workload.data.batch_size");
     if (plan.batch_size > 0 && card.phase == "training") {
         const bool per_device = card.batch_size_scope == "per_device" || card.batch_size_scope == "per_rank" ||
                                 card.batch_size_scope == "local";
@@ -212,8 +320,12 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
             findings.problem("workload.data.batch_size",
                              fmt::format("global batch {} is not divisible by data parallelism {}", global, dp));
         }
+        if (per_device) {
+            origin.derived("data.batch_size", fmt::format("workload.data.batch_size {} per device x data parallelism {}", plan.batch_size, dp));
+        }
         plan.batch_size = global;
         plan.micro_batch_size = std::max(1LL, global / dp);
+        origin.derived("data.micro_batch_size", fmt::format("global batch {} / data parallelism {} (dp_replicate x dp_shard)", global, dp));
         if (par.pp > 1 && plan.micro_batch_size % par.pp_mb != 0) {
             findings.problem("Model-executor.model_plan_parallelization.pp_mb",
                              fmt::format("per-replica batch {} is not divisible by pp_mb {}", plan.micro_batch_size, par.pp_mb));
@@ -222,53 +334,97 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     if (plan.batch_size == 0) {
         plan.batch_size = 1;
         plan.micro_batch_size = 1;
+        origin.fallback("data.batch_size", "1 when the card gives no batch size");
+        origin.fallback("data.micro_batch_size", "1 when the card gives no batch size");
     }
     if (plan.micro_batch_size == 0) {
         plan.micro_batch_size = plan.batch_size;
+        origin.derived("data.micro_batch_size", "batch_size (no data-parallel split outside training)");
     }
     plan.seq_len = card.seq_len.value_or(0);
+    origin.card("data.seq_len", "workload.data.seq_len");
     if (plan.seq_len == 0 && card.phase == "training") {
         findings.problem("workload.data.seq_len", "training needs a sequence length");
     }
     plan.input_len = card.input_len.value_or(plan.seq_len > 0 ? plan.seq_len : 1024);
+    if (card.input_len) {
+        origin.card("data.input_len", "workload.data.input_len");
+    } else if (plan.seq_len > 0) {
+        origin.derived("data.input_len", "workload.data.seq_len (no input_len given)");
+    } else {
+        origin.fallback("data.input_len", "1024 when the card gives neither input_len nor seq_len");
+    }
     plan.output_len = card.output_len.value_or(128);
+    origin.card_or_default("data.output_len", "workload.data.output_len", "128 when the card gives no output_len");
     if (plan.seq_len == 0) {
         plan.seq_len = plan.input_len;
+        origin.derived("data.seq_len", "input_len (no seq_len given)");
     }
 
     plan.profile = card.launch.profile.value_or(ProfileWindow{});
+    for (const char* part : {"wait", "warmup", "active"}) {
+        origin.card_or_default(std::string("profile.") + part, std::string("launch.profile.") + part,
+                               "the harness's profiling window: wait 1, warm-up 5, active 5");
+    }
     const long long window = plan.profile.wait + plan.profile.warmup + plan.profile.active;
     plan.steps = card.launch.steps.value_or(std::max(window, card.iteration.value_or(0)));
+    if (card.launch.steps) {
+        origin.card("steps", "launch.steps");
+    } else {
+        origin.derived("steps", fmt::format("max(profiling window {} = wait + warmup + active, workload.model.iteration {})", window,
+                                            card.iteration.value_or(0)));
+    }
     if (plan.steps < window) {
         findings.problem("launch.steps", fmt::format("{} steps cannot hold the profiling window of {} (wait {} + warm-up {} + active {})",
                                                      plan.steps, window, plan.profile.wait, plan.profile.warmup, plan.profile.active));
     }
     plan.trace_kinds = trace_kinds(card, cluster);
+    if (card.traces.empty()) {
+        origin.fallback("traces", "torch_profiler on GPU and CPU clusters, xplane on TPU (the card lists no metric_source.traces)");
+    } else {
+        origin.derived("traces", fmt::format("metric_source.traces mapped to what a {} cluster records", cluster.accelerator_type),
+                       origin.card_location("metric_source.traces"));
+    }
 
     plan.model = !card.launch.model.empty() ? card.launch.model : model_from_hf_url(card.hf_url);
+    if (!card.launch.model.empty()) {
+        origin.card("model", "launch.model");
+    } else if (!plan.model.empty()) {
+        origin.derived("model", "the Hugging Face id in hf_url", origin.card_location("hf_url"));
+    }
     if (plan.model.empty()) {
         plan.model = card.model_family;
+        origin.derived("model", "workload.model.model_family (no launch.model, no Hugging Face hf_url)");
     }
 
     // Scheduler facts.
     plan.account = card.launch.account;
+    origin.card_or_default("scheduler_options.account", "launch.account", "no account");
     plan.qos = card.launch.qos.empty() ? cluster.qos : card.launch.qos;
+    origin.card_or_profile("scheduler_options.qos", "launch.qos", "slurm.qos", "no QOS");
     plan.partition = card.launch.partition.empty() ? cluster.partition : card.launch.partition;
+    origin.card_or_profile("scheduler_options.partition", "launch.partition", "slurm.partition", "no partition");
     plan.time_limit = !card.launch.time_limit.empty() ? card.launch.time_limit
                       : !cluster.default_time.empty() ? cluster.default_time
                                                       : "01:00:00";
+    origin.card_or_profile("scheduler_options.time_limit", "launch.time_limit", "slurm.default_time",
+                           "01:00:00 when neither the card nor the profile gives one");
     const bool large_memory = (card.memory_gb && cluster.large_memory_gb > 0 && *card.memory_gb >= cluster.large_memory_gb) ||
                               card.xpu_model.find("80gb") != std::string::npos;
     plan.constraint = !card.launch.constraint.empty() ? card.launch.constraint
                       : large_memory && !cluster.constraint_large_memory.empty() ? cluster.constraint_large_memory
                                                                                  : cluster.constraint;
-    if (cluster.scheduler == "slurm" && cluster.name == "perlmutter" && plan.account.empty()) {
+    origin.card_or_profile("scheduler_options.constraint", "launch.constraint",
+                           large_memory && !cluster.constraint_large_memory.empty() ? "slurm.constraint_large_memory" : "slurm.constraint",
+                           "no constraint");
+    if (cluster.scheduler == "slurm" && plan.target == "perlmutter" && plan.account.empty()) {
         findings.problem("launch.account", "Perlmutter jobs need an allocation account (sbatch -A); set launch.account");
     }
 
     plan.container_runtime = !card.launch.container_runtime.empty() ? card.launch.container_runtime
                              : !cluster.container_default.empty()   ? cluster.container_default
                                                                     : "none";
+    origin.card_or_profile("container.runtime", "launch.container.runtime", "container.default", "none when the profile names no default");
     if (plan.container_runtime != "none" && !cluster.container_runtimes.empty() &&
         std::find(cluster.container_runtimes.begin(), cluster.container_runtimes.end(), plan.container_runtime) ==
             cluster.container_runtimes.end()) {
@@ -276,6 +432,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
                                                                  cluster.name, join(cluster.container_runtimes, ", ")));
     }
     plan.container_image = card.launch.container_image;
+    origin.card_or_default("container.image", "launch.container.image", "no image");
     static const std::regex by_digest(R"(^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$)");
     if (plan.container_runtime != "none") {
         if (plan.container_image.empty()) {
@@ -287,24 +444,32 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     }
     plan.source_repo = card.launch.source_repo;
     plan.source_ref = card.launch.source_ref;
+    origin.card_or_default("source.repo", "launch.source.repo", "no source repository: the framework as installed");
+    origin.card_or_default("source.ref", "launch.source.ref", "no source ref");
     if (plan.source_repo.empty() != plan.source_ref.empty()) {
         findings.problem("launch.source", "launch.source needs both repo and ref");
     }
     plan.script = trim(scalar_text(find_node(card.document().root(), "launch.script")));
 
+    // Later sources override earlier ones: profile, then the communication library, then launch.env.
     for (const auto& [key, value] : cluster.env) {
         add_env(plan.env, key, value);
+        origin.profile("env." + key, "env." + key);
     }
     for (const auto& [key, value] : card.comm_env) {
         add_env(plan.env, key, value);
+        origin.card("env." + key, "Model-executor.communication_library.env." + key);
     }
     for (const auto& [key, value] : card.launch.env) {
         add_env(plan.env, key, value);
+        origin.card("env." + key, "launch.env." + key);
     }
     plan.extra_args = card.launch.args;
+    origin.card_or_default("extra_args", "launch.args", "no extra arguments");
 
     if (cluster.scheduler == "tpu-vm" || cluster.scheduler == "gke") {
         plan.tpu_accelerator_type = fmt::format("v6e-{}", total);
+        origin.derived("tpu.accelerator_type", fmt::format("v6e-<total_count {}>", total));
         if (!cluster.tpu_slices.empty() &&
             std::find(cluster.tpu_slices.begin(), cluster.tpu_slices.end(), total) == cluster.tpu_slices.end()) {
             std::vector<std::string> sizes;
@@ -315,17 +480,37 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
                              fmt::format("there is no v6e-{} slice (slices: {})", total, join(sizes, ", ")));
         }
         plan.tpu_topology = tpu_topology(total);
+        origin.derived("tpu.topology", fmt::format("the chip grid of a {}-chip v6e slice", total));
         plan.tpu_chips_per_host = total <= cluster.tpu_chips_per_host_small ? total : std::max(1LL, cluster.tpu_chips_per_host);
+        if (total <= cluster.tpu_chips_per_host_small) {
+            origin.derived("tpu.chips_per_host", fmt::format("total_count {} <= tpu.chips_per_host_small {}: one host", total,
+                                                             cluster.tpu_chips_per_host_small));
+        } else {
+            origin.profile("tpu.chips_per_host", "tpu.chips_per_host");
+        }
         plan.tpu_hosts = std::max(1LL, total / std::max(1LL, plan.tpu_chips_per_host));
+        origin.derived("tpu.hosts", fmt::format("total_count {} / chips_per_host {}", total, plan.tpu_chips_per_host));
         plan.nodes = plan.tpu_hosts;
         plan.ranks_per_node = plan.tpu_chips_per_host;
         plan.tasks_per_node = 1;
+        origin.derived("geometry.nodes", "tpu.hosts (one node per TPU VM)");
+        origin.derived("geometry.ranks_per_node", "tpu.chips_per_host");
+        origin.derived("geometry.tasks_per_node", "one task per TPU VM");
         plan.tpu_project = card.launch.tpu_project;
+        origin.card_or_default("tpu.project", "launch.tpu.project", "no project");
         plan.tpu_zone = card.launch.tpu_zone.empty() ? cluster.tpu_default_zone : card.launch.tpu_zone;
+        origin.card_or_profile("tpu.zone", "launch.tpu.zone", "tpu.default_zone", "no zone");
         plan.tpu_name = card.launch.tpu_name.empty() ? "ccl-" + to_lower(plan.card_name) : card.launch.tpu_name;
+        if (card.launch.tpu_name.empty()) {
+            origin.derived("tpu.name", "ccl-<card name>, lowercased, non-alphanumerics as '-', at most 60 characters");
+        } else {
+            origin.card("tpu.name", "launch.tpu.name");
+        }
         plan.tpu_runtime_version = card.launch.tpu_runtime_version.empty() ? cluster.tpu_runtime_version
                                                                              : card.launch.tpu_runtime_version;
+        origin.card_or_profile("tpu.runtime_version", "launch.tpu.runtime_version", "tpu.runtime_version", "no runtime version");
         plan.tpu_spot = card.launch.tpu_spot;
+        origin.card_or_default("tpu.spot", "launch.tpu.spot", "false: on-demand capacity");
         if (plan.tpu_project.empty()) {
             findings.problem("launch.tpu.project", "a TPU run needs the Google Cloud project (launch.tpu.project)");
         }

@@ -4,12 +4,23 @@
 #include "cluster.hpp"
 #include "util/json.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace harness {
+
+/// Where one plan value came from, recorded by make_plan as it decides the value.
+struct Origin {
+    enum class Kind { card, set, profile, default_rule, derived };
+    Kind kind = Kind::default_rule;
+    std::string where;   ///< card/profile: "file:line:col" (or the file); set: "--set PATH=VALUE"; else empty
+    std::string detail;  ///< card/set: the field path; profile: the key; default: the rule; derived: from what
+};
+
+const char* to_string(Origin::Kind kind);
 
 struct Plan {
     std::string card_name;
@@ -66,6 +77,9 @@ struct Plan {
     std::string tpu_runtime_version;
     bool tpu_spot = false;
 
+    /// plan.json field path ("geometry.nodes", "env.NCCL_DEBUG") -> where its value came from.
+    std::map<std::string, Origin> origins;
+
     bool traces(const std::string& kind) const;
 };
 
@@ -75,6 +89,17 @@ std::string normalize_framework(const std::string& name);
 /// The target a card runs on when --cluster is not given: launch.cluster, else what
 /// xpu_spec.model implies. Throws an input error when neither says.
 std::string infer_target(const WorkloadCard& card);
+
+/// How the cluster a card runs on was chosen, for explain.
+struct ClusterChoice {
+    std::string value;  ///< the name or path looked up
+    std::string how;    ///< "--cluster", "card launch.cluster at file:line:col", or the accelerator rule
+};
+
+/// The profile a card runs on: `cluster_option` (--cluster NAME|PATH, a path relative to the
+/// current directory) when given, else launch.cluster (a path relative to the card's
+/// directory), else what infer_target implies; looked up by ClusterProfile::find.
+ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, ClusterChoice* choice = nullptr);
 
 /// Resolves the plan. Runnability problems are errors when `strict`, warnings otherwise;
 /// either way they land in `diagnostics` and the caller decides.

@@ -173,7 +173,7 @@ RenderedRun bundled_scripts_run(const RenderedRun& rerendered, const fs::path& s
 
 } // namespace
 
-int reproduce_bundle(const ReproduceOptions& options, std::ostream& out) {
+ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream& out) {
     out << std::unitbuf;
     install_interrupt_handlers();
     std::error_code ec;
@@ -181,27 +181,31 @@ int reproduce_bundle(const ReproduceOptions& options, std::ostream& out) {
         throw input_error(fmt::format("{}: no such bundle", options.bundle.string()));
     }
     const ScratchDir scratch({}, "reproduce");
+    ReproduceOutcome outcome;
+    outcome.bundle = options.bundle;
+    outcome.dry_run = options.dry_run;
 
     // 1. Unpack (safely, into the scratch directory only) and verify in one go.
     VerifyOptions verify;
     verify.unpack_into = scratch.path() / "bundle";
     const BundleReport report = verify_bundle(options.bundle, verify);
+    outcome.name = report.name;
+    outcome.valid = report.valid();
+    outcome.problems = report.problems;
     if (!report.valid()) {
-        for (const auto& problem : report.problems) {
-            std::cerr << fmt::format("{}: {}{}\n", options.bundle.string(), problem.path.empty() ? "" : problem.path + ": ",
-                                     problem.message);
-        }
-        std::cerr << fmt::format("ccl-harness: error: {}: invalid bundle ({} problem{}); not reproducing it\n",
-                                 options.bundle.string(), report.problems.size(), report.problems.size() == 1 ? "" : "s");
-        return k_exit_failure;
+        outcome.error = fmt::format("{}: invalid bundle ({} problem{}); not reproducing it", options.bundle.string(),
+                                    report.problems.size(), report.problems.size() == 1 ? "" : "s");
+        outcome.exit_code = k_exit_failure;
+        return outcome;
     }
     const fs::path bundle_dir = report.directory;
     const Json provenance = read_json_file(bundle_dir / "provenance.json");
     const Json* run_facts = provenance.find("run");
-    const std::string original_cluster = run_facts != nullptr ? run_facts->string_or("cluster") : "";
+    outcome.original_cluster = run_facts != nullptr ? run_facts->string_or("cluster") : "";
     ReproducedBundle reproduces;
     reproduces.bundle = fs::is_directory(options.bundle) ? report.name + ".tar.zst" : options.bundle.filename().string();
     reproduces.manifest_sha256 = sha256_file(bundle_dir / "manifest.json");
+    outcome.manifest_sha256 = reproduces.manifest_sha256;
     out << fmt::format("bundle {}: valid ({} files, {} trace{}), manifest sha256 {}\n", report.name, report.files,
                        report.traces.size(), report.traces.size() == 1 ? "" : "s", reproduces.manifest_sha256.substr(0, 16));
 
@@ -210,15 +214,16 @@ int reproduce_bundle(const ReproduceOptions& options, std::ostream& out) {
     const WorkloadCard card = WorkloadCard::load(
         stage_card(bundle_dir / "scripts", run_facts != nullptr ? run_facts->string_or("card") : "", scratch.path() / "card"));
     Diagnostics diagnostics = card.diagnostics();
-    const std::string target = options.cluster.empty() ? original_cluster : options.cluster;
+    const std::string target = options.cluster.empty() ? outcome.original_cluster : options.cluster;
     if (target.empty()) {
         throw input_error(fmt::format("{}: provenance.json names no cluster; pass --cluster", options.bundle.string()));
     }
-    const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
+    outcome.target = target;
+    const ClusterProfile cluster = ClusterProfile::find(target);
     Plan plan = make_plan(card, cluster, true, diagnostics);
     std::cerr << diagnostics.format();
     if (diagnostics.has_errors()) {
-        return k_exit_usage;
+        throw input_error(fmt::format("{}: the bundled card cannot run on {} (see above)", options.bundle.string(), target));
     }
 
     // 3. The pinned commit, never the ref again: the branch may have moved since.
@@ -238,44 +243,81 @@ int reproduce_bundle(const ReproduceOptions& options, std::ostream& out) {
     // 4. Re-render and compare byte for byte.
     RenderedRun run = render_run(card, cluster, plan, home);
     const fs::path scripts = bundle_dir / "scripts";
-    if (target != original_cluster) {
-        out << fmt::format("re-rendered for {} (the bundle ran on {}): scripts not compared\n", target, original_cluster);
+    if (target != outcome.original_cluster) {
+        out << fmt::format("re-rendered for {} (the bundle ran on {}): scripts not compared\n", target, outcome.original_cluster);
     } else {
-        const ScriptComparison comparison = compare_scripts(scripts, run);
-        if (comparison.identical()) {
+        outcome.scripts_compared = true;
+        outcome.comparison = compare_scripts(scripts, run);
+        if (outcome.comparison.identical()) {
             out << fmt::format("scripts: {} files identical to the bundle's\n", run.files.size());
         } else {
-            out << scripts_diff(scripts, run, scratch.path());
-            std::vector<std::string> changed = comparison.differing;
-            for (const auto& name : comparison.only_in_bundle) {
+            outcome.diff = scripts_diff(scripts, run, scratch.path());
+            out << outcome.diff;
+            std::vector<std::string> changed = outcome.comparison.differing;
+            for (const auto& name : outcome.comparison.only_in_bundle) {
                 changed.push_back(name + " (only in the bundle)");
             }
-            for (const auto& name : comparison.only_rendered) {
+            for (const auto& name : outcome.comparison.only_rendered) {
                 changed.push_back(name + " (only in the re-render)");
             }
             if (!options.use_bundled_scripts) {
-                std::cerr << fmt::format(
-                    "ccl-harness: error: the templates changed since this bundle was made: {} differ{}.\n"
+                outcome.error = fmt::format(
+                    "the templates changed since this bundle was made: {} differ{}.\n"
                     "  Run the bundled scripts as they are with --use-bundled-scripts, or use the harness version in its "
-                    "provenance.json.\n",
+                    "provenance.json.",
                     join(changed, ", "), changed.size() == 1 ? "s" : "");
-                return k_exit_failure;
+                outcome.exit_code = k_exit_failure;
+                return outcome;
             }
             out << "running the bundled scripts as they are (--use-bundled-scripts)\n";
+            outcome.used_bundled_scripts = true;
             run = bundled_scripts_run(run, scripts);
         }
     }
 
     if (options.dry_run) {
-        out << fmt::format("dry run: would run {} on {} ({} node(s) x {} rank(s)) into {}/<run-id>/, reproducing {}\n",
-                           card.name(), target, plan.nodes, plan.ranks_per_node, options.results.string(), reproduces.bundle);
-        return k_exit_ok;
+        outcome.preview = fmt::format("dry run: would run {} on {} ({} node(s) x {} rank(s)) into {}/<run-id>/, reproducing {}",
+                                      card.name(), target, plan.nodes, plan.ranks_per_node, absolute_path(options.results).string(),
+                                      reproduces.bundle);
+        return outcome;
     }
     RunOptions run_options;
     run_options.results = options.results;
     run_options.grace_seconds = options.grace_seconds;
     run_options.git_cache = options.git_cache;
-    return execute_rendered_run(card, cluster, target, run, run_options, reproduces, out);
+    outcome.run = execute_rendered_run(card, cluster, target, run, run_options, reproduces, out);
+    outcome.exit_code = outcome.run->exit_code;
+    return outcome;
+}
+
+Json reproduce_outcome_to_json(const ReproduceOutcome& outcome) {
+    Json json = Json::object();
+    json["bundle"] = outcome.bundle.string();
+    json["name"] = outcome.name;
+    json["valid"] = outcome.valid;
+    json["problems"] = Json::array();
+    for (const auto& problem : outcome.problems) {
+        json["problems"].push_back(Json(Json::Object{{"path", problem.path}, {"message", problem.message}}));
+    }
+    json["manifest_sha256"] = outcome.manifest_sha256;
+    json["original_cluster"] = outcome.original_cluster;
+    json["target"] = outcome.target;
+    if (outcome.scripts_compared) {
+        json["scripts"] = Json(Json::Object{{"identical", outcome.comparison.identical()},
+                                            {"differing", json_string_array(outcome.comparison.differing)},
+                                            {"only_in_bundle", json_string_array(outcome.comparison.only_in_bundle)},
+                                            {"only_rendered", json_string_array(outcome.comparison.only_rendered)},
+                                            {"diff", outcome.diff}});
+    } else {
+        json["scripts"] = Json();
+    }
+    json["used_bundled_scripts"] = outcome.used_bundled_scripts;
+    json["dry_run"] = outcome.dry_run;
+    json["preview"] = outcome.preview.empty() ? Json() : Json(outcome.preview);
+    json["run"] = outcome.run ? run_outcome_to_json(*outcome.run) : Json();
+    json["error"] = outcome.error.empty() ? Json() : Json(outcome.error);
+    json["exit_code"] = outcome.exit_code;
+    return json;
 }
 
 } // namespace harness

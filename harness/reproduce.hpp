@@ -2,10 +2,14 @@
 // `ccl-harness reproduce`: a bundle -> safe unpack -> verify -> pinned sources -> re-render with
 // this harness's templates -> byte-compare with the bundled scripts -> run again, recording which
 // bundle the new run reproduces.
+#include "bundle_verify.hpp"
 #include "render.hpp"
+#include "run.hpp"
 #include "util/fs.hpp"
+#include "util/json.hpp"
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +25,6 @@ struct ReproduceOptions {
     double grace_seconds = 5;
 };
 
-/// Exit code: 0 the reproduction completed (or, with --dry-run, would run), 1 the bundle is
-/// invalid, the scripts differ or the new run failed, 2 unusable input, 130 interrupted.
-int reproduce_bundle(const ReproduceOptions& options, std::ostream& out);
-
 /// How a re-render differs from the scripts a bundle holds.
 struct ScriptComparison {
     std::vector<std::string> only_in_bundle;
@@ -32,6 +32,33 @@ struct ScriptComparison {
     std::vector<std::string> differing;  ///< content or executable bit
     bool identical() const { return only_in_bundle.empty() && only_rendered.empty() && differing.empty(); }
 };
+
+/// What reproduce_bundle did.
+struct ReproduceOutcome {
+    fs::path bundle;                    ///< as given
+    std::string name;                   ///< the bundle's run id
+    bool valid = false;                 ///< verify found no problem
+    std::vector<BundleProblem> problems;
+    std::string manifest_sha256;
+    std::string original_cluster;       ///< the cluster the bundle ran on
+    std::string target;                 ///< the cluster of the new run
+    bool scripts_compared = false;      ///< false when --cluster differs from the original one
+    ScriptComparison comparison;
+    std::string diff;                   ///< unified diff, when the scripts differ
+    bool used_bundled_scripts = false;
+    bool dry_run = false;
+    std::string preview;                ///< with --dry-run: what would run, where
+    std::optional<RunOutcome> run;      ///< the new run, when it ran
+    std::string error;                  ///< why it stopped before running (invalid bundle, scripts differ)
+    int exit_code = 0;  ///< 0 reproduced (or would be), 1 invalid bundle, scripts differ or the run failed, 130 interrupted
+};
+
+/// Unpacks, verifies, pins, re-renders, compares and runs again, streaming progress to `out`.
+/// Unusable input (no such bundle, a card with errors, no cluster) throws an input error.
+ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream& out);
+
+/// The outcome as `reproduce --json` prints it (keys documented in `reproduce --help`).
+Json reproduce_outcome_to_json(const ReproduceOutcome& outcome);
 
 /// Compares `rendered` with the files under `bundled_scripts` by name, bytes and executable bit.
 ScriptComparison compare_scripts(const fs::path& bundled_scripts, const RenderedRun& rendered);

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 #include <iostream>
+#include <sstream>
 
 namespace harness {
 
@@ -53,12 +54,14 @@ void gather_logs(const RunDirectory& dir) {
 
 /// metrics.json beside the traces. A trace the metrics cannot read does not fail a run that
 /// completed: the bundle then has no metrics.json and `ccl-harness metrics` says what is wrong.
-void record_metrics(const fs::path& run_dir, std::ostream& out) {
+/// Returns the warning, or empty.
+std::string record_metrics(const fs::path& run_dir) {
     try {
         write_file_atomic(run_dir / k_metrics_name, bundle_metrics(run_dir).dump());
     } catch (const HarnessError& error) {
-        out << fmt::format("warning: no metrics.json: {}\n", error.what());
+        return fmt::format("no metrics.json: {}", error.what());
     }
+    return "";
 }
 
 int exit_code_for(RunState state) {
@@ -71,23 +74,29 @@ int exit_code_for(RunState state) {
 
 } // namespace
 
-int run_workload(const RunOptions& options, std::ostream& out) {
+RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     // Progress must reach a log file or pipe as it happens, not when the buffer fills.
     out << std::unitbuf;
     const fs::path home = harness_home();
     const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
+    RunOutcome invalid;
+    invalid.card = card.name();
+    invalid.exit_code = k_exit_usage;
+    invalid.invalid_input = true;
     Diagnostics diagnostics = card.diagnostics();
     if (diagnostics.has_errors()) {
         std::cerr << diagnostics.format();
-        return k_exit_usage;
+        return invalid;
     }
-    const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
-    const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
+    const ClusterProfile cluster = resolve_cluster(card, options.cluster);
+    const std::string target = cluster.name;
+    invalid.target = target;
     Plan plan = make_plan(card, cluster, true, diagnostics);
     std::cerr << diagnostics.format();
     if (diagnostics.has_errors()) {
-        return k_exit_usage;
+        return invalid;
     }
+    std::vector<std::string> warnings;
     if (!plan.source_repo.empty()) {
         // Before the run directory exists: a ref that does not resolve leaves nothing behind.
         try {
@@ -100,28 +109,37 @@ int run_workload(const RunOptions& options, std::ostream& out) {
             if (!options.dry_run) {
                 throw;
             }
-            std::cerr << fmt::format("ccl-harness: warning: {}\n  the dry run shows the ref as written, not a pinned commit\n",
-                                     error.what());
+            warnings.push_back(fmt::format("{}; the dry run shows the ref as written, not a pinned commit", error.what()));
+            out << fmt::format("warning: {}\n", warnings.back());
         }
     }
     const RenderedRun run = render_run(card, cluster, plan, home);
     if (options.dry_run) {
-        const fs::path where = options.dry_run_out.empty() ? options.results / "<run-id>" / "rendered" : options.dry_run_out;
+        RunOutcome outcome;
+        outcome.card = card.name();
+        outcome.target = target;
+        outcome.warnings = warnings;
+        DryRunPreview preview;
+        preview.results = absolute_path(options.results);
+        preview.rendered = options.dry_run_out.empty() ? preview.results / "<run-id>" / "rendered" : absolute_path(options.dry_run_out);
         if (!options.dry_run_out.empty()) {
             write_rendered(run, options.dry_run_out);
         }
-        out << fmt::format("dry run: {} on {} ({} node(s) x {} rank(s), {} steps, traces: {})\n", card.name(), target,
-                           plan.nodes, plan.ranks_per_node, plan.steps, join(plan.trace_kinds, ", "));
-        out << fmt::format("would submit: {}\n", submission(run, cluster, where));
-        out << fmt::format("would record the run in {}/<run-id>/\n", options.results.string());
-        return k_exit_ok;
+        preview.submission = submission(run, cluster, preview.rendered);
+        preview.nodes = plan.nodes;
+        preview.ranks_per_node = plan.ranks_per_node;
+        preview.steps = plan.steps;
+        preview.trace_kinds = plan.trace_kinds;
+        outcome.dry_run = preview;
+        return outcome;
     }
 
     return execute_rendered_run(card, cluster, target, run, options, std::nullopt, out);
 }
 
-int execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target, const RenderedRun& run,
-                         const RunOptions& options, const std::optional<ReproducedBundle>& reproduces, std::ostream& out) {
+RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
+                                const RenderedRun& run, const RunOptions& options,
+                                const std::optional<ReproducedBundle>& reproduces, std::ostream& out) {
     out << std::unitbuf;
     const Plan& plan = run.plan;
     install_interrupt_handlers();
@@ -161,27 +179,107 @@ int execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster
     } else {
         record.save(dir.path);
     }
-    if (record.state == RunState::completed) {
-        record_metrics(dir.path, out);
+
+    RunOutcome outcome;
+    outcome.card = card.name();
+    outcome.target = target;
+    outcome.run_id = dir.id;
+    outcome.run_dir = absolute_path(dir.path);
+    outcome.state = record.state;
+    outcome.reason = record.reason;
+    outcome.exit_code = exit_code_for(record.state);
+    for (const auto& name : traces.files) {
+        outcome.traces.push_back(outcome.run_dir / "traces" / name);
     }
-    record_provenance(dir.path, run, record, facts, out);
-    out << fmt::format("run {} {}{}\n", dir.id, to_string(record.state), record.reason.empty() ? "" : ": " + record.reason);
-    out << fmt::format("  run directory: {}\n  traces: {}\n", dir.path.string(),
-                       traces.files.empty() ? "(none)" : join(traces.files, ", "));
+    if (record.state == RunState::completed) {
+        if (std::string warning = record_metrics(dir.path); !warning.empty()) {
+            out << fmt::format("warning: {}\n", warning);
+            outcome.warnings.push_back(std::move(warning));
+        }
+    }
+    // Its notes are warnings (no probe report) or notices (secrets scrubbed): kept as data too,
+    // for a caller that shows no progress.
+    std::ostringstream provenance_notes;
+    record_provenance(dir.path, run, record, facts, provenance_notes);
+    out << provenance_notes.str();
+    for (const auto& line : split(provenance_notes.str(), '\n')) {
+        if (!trim(line).empty()) {
+            outcome.warnings.push_back(trim(line));
+        }
+    }
     if (record.state != RunState::completed || !options.pack) {
-        return exit_code_for(record.state);
+        return outcome;
     }
     try {
         const PackResult bundle = pack_run(dir.path);
-        out << fmt::format("  bundle: {} ({} files, sha256 {})\n", bundle.bundle.string(), bundle.files, bundle.sha256);
+        outcome.bundle = PackedBundle{absolute_path(bundle.bundle), bundle.sha256, bundle.files};
     } catch (const HarnessError& error) {
-        // The run itself is intact; say how to retry the packing alone.
-        std::cerr << fmt::format("ccl-harness: error: packing failed: {}\n  the run directory is intact; retry with: "
-                                 "ccl-harness pack {}\n",
-                                 error.what(), dir.path.string());
-        return error.code() == k_exit_interrupted ? k_exit_interrupted : k_exit_failure;
+        // The run itself is intact; the caller says how to retry the packing alone.
+        outcome.pack_error = error.what();
+        outcome.exit_code = error.code() == k_exit_interrupted ? k_exit_interrupted : k_exit_failure;
     }
-    return k_exit_ok;
+    return outcome;
+}
+
+Json run_outcome_to_json(const RunOutcome& outcome) {
+    Json json = Json::object();
+    json["card"] = outcome.card;
+    json["target"] = outcome.target;
+    json["run_id"] = outcome.run_id.empty() ? Json() : Json(outcome.run_id);
+    json["run_dir"] = outcome.run_dir.empty() ? Json() : Json(outcome.run_dir.string());
+    json["state"] = outcome.state ? Json(to_string(*outcome.state)) : Json();
+    json["reason"] = outcome.reason;
+    json["exit_code"] = outcome.exit_code;
+    json["traces"] = Json::array();
+    for (const auto& trace : outcome.traces) {
+        json["traces"].push_back(trace.string());
+    }
+    json["bundle"] = outcome.bundle ? Json(Json::Object{{"path", outcome.bundle->path.string()},
+                                                        {"sha256", outcome.bundle->sha256},
+                                                        {"files", static_cast<long long>(outcome.bundle->files)}})
+                                    : Json();
+    json["pack_error"] = outcome.pack_error.empty() ? Json() : Json(outcome.pack_error);
+    json["warnings"] = json_string_array(outcome.warnings);
+    json["dry_run"] = outcome.dry_run.has_value();
+    if (outcome.dry_run) {
+        const DryRunPreview& preview = *outcome.dry_run;
+        json["preview"] = Json(Json::Object{{"submission", preview.submission},
+                                            {"rendered", preview.rendered.string()},
+                                            {"results", preview.results.string()},
+                                            {"nodes", preview.nodes},
+                                            {"ranks_per_node", preview.ranks_per_node},
+                                            {"steps", preview.steps},
+                                            {"trace_kinds", json_string_array(preview.trace_kinds)}});
+    } else {
+        json["preview"] = Json();
+    }
+    return json;
+}
+
+std::string format_run_outcome(const RunOutcome& outcome) {
+    if (outcome.dry_run) {
+        const DryRunPreview& preview = *outcome.dry_run;
+        return fmt::format("dry run: {} on {} ({} node(s) x {} rank(s), {} steps, traces: {})\n"
+                           "would submit: {}\n"
+                           "would record the run in {}/<run-id>/\n",
+                           outcome.card, outcome.target, preview.nodes, preview.ranks_per_node, preview.steps,
+                           join(preview.trace_kinds, ", "), preview.submission, preview.results.string());
+    }
+    if (!outcome.state) {
+        return "";
+    }
+    std::vector<std::string> traces;
+    for (const auto& trace : outcome.traces) {
+        traces.push_back(trace.filename().string());
+    }
+    std::string text = fmt::format("run {} {}{}\n  run directory: {}\n  traces: {}\n", outcome.run_id, to_string(*outcome.state),
+                                   outcome.reason.empty() ? "" : ": " + outcome.reason, outcome.run_dir.string(),
+                                   traces.empty() ? "(none)" : join(traces, ", "));
+    if (outcome.bundle) {
+        text += fmt::format("  bundle: {} ({} files, sha256 {})\n", outcome.bundle->path.string(), outcome.bundle->files,
+                            outcome.bundle->sha256);
+    }
+    return text;
 }
 
 } // namespace harness

@@ -4,6 +4,8 @@
 #include "cluster.hpp"
 #include "provenance.hpp"
 #include "render.hpp"
+#include "run_record.hpp"
+#include "util/json.hpp"
 #include "util/fs.hpp"
 
 #include <iosfwd>
@@ -26,14 +28,59 @@ struct RunOptions {
     fs::path git_cache;  ///< clones of launch.source repos; empty: default_git_cache()
 };
 
-/// Runs the card to a final state; returns the exit code (0 completed, 1 failed or timed out,
-/// 2 invalid input, 130 cancelled).
-int run_workload(const RunOptions& options, std::ostream& out);
+/// The bundle a completed run was packed into.
+struct PackedBundle {
+    fs::path path;  ///< absolute
+    std::string sha256;
+    std::size_t files = 0;
+};
+
+/// What a dry run would have done, instead of doing it.
+struct DryRunPreview {
+    std::string submission;          ///< the command that would be submitted, and where
+    fs::path rendered;               ///< where the rendered files would be (or were written, with --out)
+    fs::path results;                ///< where the run directory would be created
+    long long nodes = 0;
+    long long ranks_per_node = 0;
+    long long steps = 0;
+    std::vector<std::string> trace_kinds;
+};
+
+/// What run_workload / execute_rendered_run did: everything a caller (cli, sweep, reproduce)
+/// needs, so that none of them reads the progress text back.
+struct RunOutcome {
+    std::string card;      ///< the card's name
+    std::string target;    ///< the cluster profile it ran on
+    std::string run_id;    ///< empty when nothing ran (dry run, invalid input)
+    fs::path run_dir;      ///< absolute; empty when nothing ran
+    std::optional<RunState> state;  ///< the final state; empty when nothing ran
+    std::string reason;    ///< why it did not complete, from run.json
+    int exit_code = 0;     ///< 0 completed (or a dry run), 1 failed/timed out/packing failed, 2 invalid input, 130 cancelled
+    std::vector<fs::path> traces;   ///< absolute paths of the collected traces
+    std::optional<PackedBundle> bundle;
+    std::string pack_error;         ///< packing failed: why (the run directory is intact)
+    std::vector<std::string> warnings;  ///< also streamed as progress; shown even when progress is not
+    std::optional<DryRunPreview> dry_run;
+    bool invalid_input = false;     ///< the card or plan had errors (printed as diagnostics on stderr); nothing ran
+};
+
+/// Runs the card to a final state, streaming progress and rank output to `out`. Input that
+/// cannot run at all (a missing card or cluster, an unresolvable ref) throws; a card with
+/// errors is reported on stderr and returned with `invalid_input` (exit code 2).
+RunOutcome run_workload(const RunOptions& options, std::ostream& out);
 
 /// The second half of run_workload, also used by reproduce: a new run directory for an
 /// already-rendered run, execution, traces, provenance (naming the bundle it `reproduces`, if
-/// any) and, when it completes, its bundle. Same exit codes.
-int execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target, const RenderedRun& run,
-                         const RunOptions& options, const std::optional<ReproducedBundle>& reproduces, std::ostream& out);
+/// any) and, when it completes, its bundle.
+RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
+                                const RenderedRun& run, const RunOptions& options,
+                                const std::optional<ReproducedBundle>& reproduces, std::ostream& out);
+
+/// The outcome as `run --json` prints it (keys documented in `run --help`).
+Json run_outcome_to_json(const RunOutcome& outcome);
+
+/// The human summary: `run <id> <state>[: reason]`, run directory, traces, bundle; or the
+/// dry run's preview.
+std::string format_run_outcome(const RunOutcome& outcome);
 
 } // namespace harness

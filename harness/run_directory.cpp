@@ -30,7 +30,9 @@ std::string make_run_id(const RenderedRun& run) {
     return fmt::format("{}-{}-{}", name, stamp, sha256_hex(material).substr(0, 6));
 }
 
-RunDirectory create_run_directory(const fs::path& results, const RenderedRun& run) {
+RunDirectory create_run_directory(const fs::path& results_as_given, const RenderedRun& run) {
+    // Ranks, srun and sbatch start in other directories: a relative path would name nothing there.
+    const fs::path results = absolute_path(results_as_given);
     std::error_code ec;
     fs::create_directories(results, ec);
     if (ec) {

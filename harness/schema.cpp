@@ -2,6 +2,7 @@
 
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -328,6 +329,91 @@ void Checker::check_bandwidth(const YAML::Node& node, const std::string& path) {
 }
 
 } // namespace
+
+namespace {
+
+/// `parts` with every unknown key replaced by its closest known one, as far as there is one: a
+/// suggestion that names a field, never another unknown one.
+std::string corrected_path(const std::vector<FieldSpec>& spec, const std::vector<std::string>& parts) {
+    const std::vector<FieldSpec>* level = &spec;
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        std::vector<std::string> keys;
+        for (const auto& field : *level) {
+            keys.push_back(field.key);
+        }
+        const std::string key = std::find(keys.begin(), keys.end(), parts[i]) != keys.end() ? parts[i] : closest_match(parts[i], keys);
+        if (key.empty()) {
+            return out;
+        }
+        out += (out.empty() ? "" : ".") + key;
+        const FieldSpec& field = (*level)[static_cast<std::size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin())];
+        if (field.kind == ValueKind::map) {
+            level = &field.children;
+        } else if (field.kind == ValueKind::free_map) {
+            return i + 1 < parts.size() ? out + "." + parts[i + 1] : out;
+        } else if (field.kind == ValueKind::any) {
+            for (std::size_t j = i + 1; j < parts.size(); ++j) {
+                out += "." + parts[j];
+            }
+            return out;
+        } else {
+            return out;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::string unknown_field_reason(const std::vector<FieldSpec>& spec, const std::string& path) {
+    const std::vector<std::string> parts = split(path, '.');
+    for (const auto& part : parts) {
+        if (part.empty()) {
+            return "";  // malformed, not unknown: YamlDocument::set says what is wrong with it
+        }
+    }
+    const std::vector<FieldSpec>* level = &spec;
+    std::string walked;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const std::string here = walked.empty() ? parts[i] : walked + "." + parts[i];
+        const FieldSpec* found = nullptr;
+        std::vector<std::string> keys;
+        for (const auto& field : *level) {
+            keys.push_back(field.key);
+            found = field.key == parts[i] ? &field : found;
+        }
+        if (found == nullptr) {
+            const std::string suggestion = closest_match(parts[i], keys);
+            if (suggestion.empty()) {
+                return fmt::format("unknown field {}; {} has: {}", enquote(path),
+                                   walked.empty() ? std::string("the top level") : enquote(walked), join(keys, ", "));
+            }
+            return fmt::format("unknown field {}; did you mean {}?", enquote(path), enquote(corrected_path(spec, parts)));
+        }
+        const bool last = i + 1 == parts.size();
+        switch (found->kind) {
+        case ValueKind::map:
+            level = &found->children;
+            walked = here;
+            continue;
+        case ValueKind::any:
+            return "";
+        case ValueKind::free_map:
+            // Any key (an environment variable's name; the checker judges the name), one level.
+            if (last || i + 2 == parts.size()) {
+                return "";
+            }
+            return fmt::format("unknown field {}: {} holds a single value", enquote(path), enquote(here + "." + parts[i + 1]));
+        default:
+            if (last) {
+                return "";
+            }
+            return fmt::format("unknown field {}: {} holds a value, not fields", enquote(path), enquote(here));
+        }
+    }
+    return "";
+}
 
 Diagnostics check_document(const YamlDocument& doc, const std::vector<FieldSpec>& spec,
                            const std::vector<std::string>& misplaced_sections) {

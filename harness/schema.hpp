@@ -39,12 +39,18 @@ struct FieldSpec {
     bool identifier_keys = false;      ///< for ValueKind::free_map
     std::string moved_to;              ///< accepted here but belongs at this path (warning)
     std::string note;                  ///< appended to "missing" and "empty" warnings
+    std::string description;           ///< one line for people: JSON Schema descriptions, editors' hover text
 };
 
 /// Checks `doc` against `spec` (the root must be a map). `misplaced_sections` are top-level
 /// names that are errors when found deeper (a section indented under the wrong parent).
 Diagnostics check_document(const YamlDocument& doc, const std::vector<FieldSpec>& spec,
                            const std::vector<std::string>& misplaced_sections = {});
+
+/// Why the dotted `path` (as `--set` and `--vary` write it) names no field of `spec`, or "" when
+/// it names one: a known field or section, any key of a `free_map`, anything below an `any`.
+/// E.g. `unknown field "launch.stepz"; did you mean "launch.steps"?`.
+std::string unknown_field_reason(const std::vector<FieldSpec>& spec, const std::string& path);
 
 /// Integer value of a scalar node, or false when it is not an integer.
 bool read_int(const YAML::Node& node, long long& out);

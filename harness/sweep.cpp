@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <set>
-#include <streambuf>
 #include <unistd.h>
 
 namespace harness {
@@ -141,16 +140,20 @@ Json SweepRecord::to_json() const {
     }
     json["points"] = Json::array();
     for (const auto& point : points) {
-        Json entry = Json::object();
-        entry["overrides"] = json_string_array(point.overrides);
-        entry["state"] = to_string(point.state);
-        entry["reason"] = point.reason;
-        entry["run_dir"] = point.run_dir;
-        entry["bundle"] = point.bundle;
-        entry["exit_code"] = point.exit_code ? Json(*point.exit_code) : Json();
-        json["points"].push_back(entry);
+        json["points"].push_back(sweep_point_to_json(point));
     }
     return json;
+}
+
+Json sweep_point_to_json(const SweepPoint& point) {
+    Json entry = Json::object();
+    entry["overrides"] = json_string_array(point.overrides);
+    entry["state"] = to_string(point.state);
+    entry["reason"] = point.reason;
+    entry["run_dir"] = point.run_dir;
+    entry["bundle"] = point.bundle;
+    entry["exit_code"] = point.exit_code ? Json(*point.exit_code) : Json();
+    return entry;
 }
 
 SweepRecord SweepRecord::from_json(const Json& json, const std::string& file) {
@@ -216,52 +219,6 @@ SweepRecord SweepRecord::load(const fs::path& sweep_dir) {
 
 namespace {
 
-/// Copies what run_workload prints to the terminal and keeps it, so the sweep can read back
-/// the run directory and bundle it announced.
-class TeeBuffer : public std::streambuf {
-public:
-    explicit TeeBuffer(std::streambuf* terminal) : m_terminal(terminal) {}
-    const std::string& text() const { return m_text; }
-
-protected:
-    int_type overflow(int_type c) override {
-        if (traits_type::eq_int_type(c, traits_type::eof())) {
-            return traits_type::not_eof(c);
-        }
-        const char ch = traits_type::to_char_type(c);
-        m_text += ch;
-        return m_terminal->sputc(ch);
-    }
-    std::streamsize xsputn(const char* data, std::streamsize count) override {
-        m_text.append(data, static_cast<std::size_t>(count));
-        return m_terminal->sputn(data, count);
-    }
-    int sync() override { return m_terminal->pubsync(); }
-
-private:
-    std::streambuf* m_terminal;
-    std::string m_text;
-};
-
-/// From run_workload's output: `run <id>: <card> on <target> -> <dir>` and `  bundle: <path> (...)`.
-void read_run_output(const std::string& text, SweepPoint& point) {
-    for (const auto& line : split(text, '\n')) {
-        const auto arrow = line.find(" -> ");
-        if (point.run_dir.empty() && starts_with(line, "run ") && arrow != std::string::npos) {
-            point.run_dir = line.substr(arrow + 4);
-        } else if (starts_with(line, "  bundle: ")) {
-            const std::string rest = line.substr(10);
-            point.bundle = rest.substr(0, rest.find(" ("));
-        } else if (starts_with(line, "run ") && arrow == std::string::npos) {
-            // The final line, `run <id> <state>: <reason>`, says why it did not complete.
-            const auto colon = line.find(": ");
-            if (colon != std::string::npos) {
-                point.reason = line.substr(colon + 2);
-            }
-        }
-    }
-}
-
 std::string utc_stamp() {
     const std::time_t now = std::time(nullptr);
     std::tm parts{};
@@ -279,8 +236,7 @@ std::string check_point(const fs::path& card_path, const std::string& cluster_na
         const WorkloadCard card = WorkloadCard::load(card_path, overrides);
         Diagnostics diagnostics = card.diagnostics();
         if (!diagnostics.has_errors()) {
-            const std::string target = cluster_name.empty() ? infer_target(card) : cluster_name;
-            const ClusterProfile cluster = ClusterProfile::load(harness_home() / "clusters", target);
+            const ClusterProfile cluster = resolve_cluster(card, cluster_name);
             make_plan(card, cluster, true, diagnostics);
         }
         std::vector<std::string> errors;
@@ -310,7 +266,17 @@ fs::path new_sweep_dir(const fs::path& results, const std::string& card_name) {
     return dir;
 }
 
-int run_points(SweepRecord& record, const fs::path& dir, const SweepOptions& options, std::ostream& out) {
+SweepOutcome outcome_of(const SweepRecord& record, const fs::path& dir) {
+    SweepOutcome outcome;
+    outcome.id = record.id;
+    outcome.sweep_dir = dir;
+    outcome.card = record.card;
+    outcome.points = record.points;
+    return outcome;
+}
+
+/// Runs the pending points, saving sweep.json after every change.
+SweepOutcome run_points(SweepRecord& record, const fs::path& dir, const SweepOptions& options, std::ostream& out) {
     std::size_t runnable = 0;
     for (const auto& point : record.points) {
         runnable += point.state == PointState::pending ? 1U : 0U;
@@ -335,18 +301,24 @@ int run_points(SweepRecord& record, const fs::path& dir, const SweepOptions& opt
         run.results = dir;
         run.grace_seconds = options.grace_seconds;
         run.git_cache = options.git_cache;
-        TeeBuffer tee(out.rdbuf());
-        std::ostream run_out(&tee);
         int code = k_exit_failure;
         try {
-            code = run_workload(run, run_out);
+            const RunOutcome ran = run_workload(run, out);
+            out << format_run_outcome(ran);
+            code = ran.exit_code;
+            point.run_dir = ran.run_dir.string();
+            point.bundle = ran.bundle ? ran.bundle->path.string() : "";
+            point.reason = ran.reason;
+            if (!ran.pack_error.empty()) {
+                point.reason = "packing failed: " + ran.pack_error;
+                out << fmt::format("ccl-harness: error: {}\n", point.reason);
+            }
         } catch (const HarnessError& error) {
             // One point's failure, whatever it is, never stops the others.
             code = error.code() == k_exit_interrupted ? k_exit_interrupted : k_exit_failure;
             point.reason = error.what();
             out << fmt::format("ccl-harness: error: {}\n", error.what());
         }
-        read_run_output(tee.text(), point);
         point.exit_code = code;
         if (code == k_exit_ok) {
             point.state = PointState::completed;
@@ -364,22 +336,17 @@ int run_points(SweepRecord& record, const fs::path& dir, const SweepOptions& opt
         }
     }
 
-    std::size_t counts[6] = {};
+    SweepOutcome outcome = outcome_of(record, dir);
+    outcome.interrupted = interrupt_signal() != 0;
+    bool failed = false;
     for (const auto& point : record.points) {
-        ++counts[static_cast<int>(point.state)];
+        failed = failed || point.state == PointState::failed;
     }
-    out << fmt::format("sweep {}: {} completed, {} failed, {} skipped, {} cancelled, {} not run\n  sweep directory: {}\n", record.id,
-                       counts[static_cast<int>(PointState::completed)], counts[static_cast<int>(PointState::failed)],
-                       counts[static_cast<int>(PointState::skipped)], counts[static_cast<int>(PointState::cancelled)],
-                       counts[static_cast<int>(PointState::pending)], dir.string());
-    if (interrupt_signal() != 0) {
-        out << fmt::format("  interrupted; finish it with: ccl-harness sweep --resume {}\n", dir.string());
-        return k_exit_interrupted;
-    }
-    return counts[static_cast<int>(PointState::failed)] > 0 ? k_exit_failure : k_exit_ok;
+    outcome.exit_code = outcome.interrupted ? k_exit_interrupted : failed ? k_exit_failure : k_exit_ok;
+    return outcome;
 }
 
-int resume_sweep(const SweepOptions& options, std::ostream& out) {
+SweepOutcome resume_sweep(const SweepOptions& options, std::ostream& out) {
     SweepRecord record = SweepRecord::load(options.resume);
     std::error_code ec;
     if (!fs::is_regular_file(record.card, ec)) {
@@ -397,15 +364,18 @@ int resume_sweep(const SweepOptions& options, std::ostream& out) {
         }
     }
     out << fmt::format("sweep {}: resuming {} point(s)\n", record.id, again);
+    const fs::path dir = absolute_path(options.resume);
     if (options.dry_run) {
-        return k_exit_ok;
+        SweepOutcome outcome = outcome_of(record, dir);
+        outcome.dry_run = true;
+        return outcome;
     }
-    return run_points(record, fs::absolute(options.resume).lexically_normal(), options, out);
+    return run_points(record, dir, options, out);
 }
 
 } // namespace
 
-int run_sweep(const SweepOptions& options, std::ostream& out) {
+SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out) {
     out << std::unitbuf;
     // Before the first run: a Ctrl-C between points must be recorded too, not kill the sweep.
     install_interrupt_handlers();
@@ -447,15 +417,58 @@ int run_sweep(const SweepOptions& options, std::ostream& out) {
     out << fmt::format("sweep of {}: {} point(s), {} to run, {} skipped by validate --strict\n", base.name(), matrix.size(), runnable,
                        matrix.size() - runnable);
     if (runnable == 0) {
-        throw input_error("sweep: no point passes validate --strict; nothing to run");
+        // The reasons were progress, which -q drops: the error names one.
+        throw input_error(fmt::format("sweep: no point passes validate --strict; nothing to run ({}: {})",
+                                      point_label(record.points.front()), record.points.front().reason));
     }
     if (options.dry_run) {
-        return k_exit_ok;
+        SweepOutcome outcome = outcome_of(record, {});
+        outcome.dry_run = true;
+        return outcome;
     }
-    const fs::path dir = fs::absolute(new_sweep_dir(options.results, base.name())).lexically_normal();
+    const fs::path dir = absolute_path(new_sweep_dir(options.results, base.name()));
     record.id = dir.filename().string();
     record.save(dir);
     return run_points(record, dir, options, out);
+}
+
+Json sweep_outcome_to_json(const SweepOutcome& outcome) {
+    Json json = Json::object();
+    json["sweep_id"] = outcome.id.empty() ? Json() : Json(outcome.id);
+    json["sweep_dir"] = outcome.sweep_dir.empty() ? Json() : Json(outcome.sweep_dir.string());
+    json["card"] = outcome.card;
+    json["dry_run"] = outcome.dry_run;
+    json["interrupted"] = outcome.interrupted;
+    json["exit_code"] = outcome.exit_code;
+    json["points"] = Json::array();
+    for (const auto& point : outcome.points) {
+        json["points"].push_back(sweep_point_to_json(point));
+    }
+    return json;
+}
+
+std::string format_sweep_outcome(const SweepOutcome& outcome) {
+    std::size_t counts[6] = {};
+    for (const auto& point : outcome.points) {
+        ++counts[static_cast<int>(point.state)];
+    }
+    const auto count = [&counts](PointState state) { return counts[static_cast<int>(state)]; };
+    if (outcome.dry_run) {
+        return fmt::format("dry run: {} point(s), {} to run, {} skipped by validate --strict; nothing run\n", outcome.points.size(),
+                           count(PointState::pending), count(PointState::skipped));
+    }
+    std::string text = fmt::format("sweep {}: {} completed, {} failed, {} skipped, {} cancelled, {} not run\n  sweep directory: {}\n",
+                                   outcome.id, count(PointState::completed), count(PointState::failed), count(PointState::skipped),
+                                   count(PointState::cancelled), count(PointState::pending), outcome.sweep_dir.string());
+    for (const auto& point : outcome.points) {
+        if (point.state == PointState::failed) {
+            text += fmt::format("  failed: {}: {}\n", point_label(point), point.reason);
+        }
+    }
+    if (outcome.interrupted) {
+        text += fmt::format("  interrupted; finish it with: ccl-harness sweep --resume {}\n", outcome.sweep_dir.string());
+    }
+    return text;
 }
 
 } // namespace harness

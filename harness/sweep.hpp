@@ -75,8 +75,29 @@ struct SweepOptions {
     fs::path git_cache;
 };
 
-/// Runs (or resumes) a sweep. Exit codes: 0 every runnable point completed, 1 some failed,
-/// 2 invalid input (including: no point passes the check), 130 interrupted.
-int run_sweep(const SweepOptions& options, std::ostream& out);
+/// What a sweep did: the same points sweep.json records.
+struct SweepOutcome {
+    std::string id;           ///< empty for a dry run of a new sweep (nothing written)
+    fs::path sweep_dir;       ///< absolute; empty for a dry run of a new sweep
+    std::string card;         ///< absolute path of the card
+    std::vector<SweepPoint> points;
+    bool dry_run = false;
+    bool interrupted = false;
+    int exit_code = 0;        ///< 0 every runnable point completed, 1 some failed, 130 interrupted
+};
+
+/// Runs (or resumes) a sweep, streaming each point's progress and rank output to `out`.
+/// Invalid input (including: no point passes the check) throws an input error.
+SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out);
+
+/// One point as sweep.json and `sweep --json` write it.
+Json sweep_point_to_json(const SweepPoint& point);
+
+/// The outcome as `sweep --json` prints it (keys documented in `sweep --help`).
+Json sweep_outcome_to_json(const SweepOutcome& outcome);
+
+/// The human summary: counts by state, the sweep directory, each failure with its reason, and
+/// the way to resume an interrupted sweep.
+std::string format_sweep_outcome(const SweepOutcome& outcome);
 
 } // namespace harness

@@ -37,8 +37,7 @@ ValidationResult validate_file(const fs::path& file, const ValidateOptions& opti
         const WorkloadCard card = WorkloadCard::load(file, options.overrides);
         result.diagnostics = card.diagnostics();
         if (options.strict && !result.diagnostics.has_errors()) {
-            const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
-            const ClusterProfile cluster = ClusterProfile::load(harness_home() / "clusters", target);
+            const ClusterProfile cluster = resolve_cluster(card, options.cluster);
             make_plan(card, cluster, true, result.diagnostics);
         }
     } catch (const HarnessError& e) {

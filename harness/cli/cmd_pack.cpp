@@ -23,7 +23,7 @@ int run_pack(const PackCommandOptions& options) {
     // Ctrl-C becomes a flag the packer checks between chunks, so it can remove its temporary file.
     install_interrupt_handlers();
     PackOptions pack = options.pack;
-    const bool progress = progress_wanted();
+    const bool progress = progress_wanted() && g_verbosity != Verbosity::quiet;
     if (progress) {
         // One line, rewritten: which file is being compressed (traces can take a while).
         pack.on_entry = [](const std::string& entry) { std::cerr << "\r\033[Kpacking " << entry << std::flush; };

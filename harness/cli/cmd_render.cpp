@@ -6,6 +6,8 @@
 #include "plan.hpp"
 #include "render.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/json.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -20,25 +22,56 @@ struct RenderOptions {
     std::string cluster;
     std::string out;
     std::vector<std::string> overrides;
+    bool allow_new = false;
     bool strict = false;
     bool dry_run = false;
     bool quiet = false;
+    bool json = false;
     bool pin = false;
     std::string git_cache;
 };
 
+/// `render --json`: what was written (or would be, with --dry-run), file by file.
+Json render_to_json(const WorkloadCard& card, const std::string& target, const RenderedRun& run, const fs::path& out, bool dry_run) {
+    Json json = Json::object();
+    json["card"] = card.name();
+    json["target"] = target;
+    json["framework"] = run.plan.framework;
+    json["out"] = absolute_path(out).string();
+    json["launch_script"] = run.launch_script;
+    json["dry_run"] = dry_run;
+    json["files"] = Json::array();
+    for (const auto& file : run.files) {
+        json["files"].push_back(Json(Json::Object{{"name", file.name},
+                                                  {"sha256", sha256_hex(file.content)},
+                                                  {"executable", file.executable},
+                                                  {"bytes", static_cast<long long>(file.content.size())}}));
+    }
+    return json;
+}
+
 int run_render(const RenderOptions& options) {
+    const bool quiet = options.quiet || g_verbosity == Verbosity::quiet;
+    // With --json, stdout holds the JSON document only.
+    std::ostream& human = options.json ? std::cerr : std::cout;
+    if (!options.allow_new) {
+        check_card_paths(options.overrides, "--set");
+    }
     const fs::path home = harness_home();
     const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
     Diagnostics diagnostics = card.diagnostics();
     if (diagnostics.has_errors()) {
-        std::cerr << diagnostics.format(!options.quiet);
+        std::cerr << diagnostics.format(!quiet);
         return k_exit_usage;
     }
-    const std::string target = options.cluster.empty() ? infer_target(card) : options.cluster;
-    const ClusterProfile cluster = ClusterProfile::load(home / "clusters", target);
+    const ClusterProfile cluster = resolve_cluster(card, options.cluster);
+    const std::string target = cluster.name;
+    if (!cluster.shadows.empty() && g_verbosity == Verbosity::verbose) {
+        std::cerr << fmt::format("ccl-harness: note: cluster {}: the user profile {} wins over the shipped {}\n", target,
+                                 cluster.source.string(), cluster.shadows.string());
+    }
     Plan plan = make_plan(card, cluster, options.strict, diagnostics);
-    std::cerr << diagnostics.format(!options.quiet);
+    std::cerr << diagnostics.format(!quiet);
     if (diagnostics.has_errors()) {
         return k_exit_usage;
     }
@@ -49,15 +82,22 @@ int run_render(const RenderOptions& options) {
     const RenderedRun run = render_run(card, cluster, plan, home);
     const fs::path out = options.out.empty() ? fs::path("results") / "render" / (card.name() + "." + target) : fs::path(options.out);
     if (options.dry_run) {
-        std::cout << fmt::format("would write {} files to {} (launch script: {}):\n", run.files.size(), out.string(), run.launch_script);
-        for (const auto& file : run.files) {
-            std::cout << fmt::format("  {:<24} {:>7} bytes\n", file.name, file.content.size());
+        if (!options.json || !quiet) {
+            human << fmt::format("would write {} files to {} (launch script: {}):\n", run.files.size(), out.string(), run.launch_script);
+            for (const auto& file : run.files) {
+                human << fmt::format("  {:<24} {:>7} bytes\n", file.name, file.content.size());
+            }
         }
-        return k_exit_ok;
+    } else {
+        write_rendered(run, out);
+        if (!options.json || !quiet) {
+            human << fmt::format("rendered {} for {}: {} files in {} (launch script: {})\n", card.name(), target, run.files.size(),
+                                 out.string(), run.launch_script);
+        }
     }
-    write_rendered(run, out);
-    std::cout << fmt::format("rendered {} for {}: {} files in {} (launch script: {})\n", card.name(), target, run.files.size(),
-                             out.string(), run.launch_script);
+    if (options.json) {
+        std::cout << render_to_json(card, target, run, out, options.dry_run).dump() << std::flush;
+    }
     return k_exit_ok;
 }
 
@@ -71,15 +111,18 @@ void add_render(CLI::App& sub, Action& action) {
                    "tpu_v6e -> tpu-v6e)");
     sub.add_option("--out", options->out, "output directory (default: results/render/<card>.<cluster>); an earlier render there is replaced");
     sub.add_option("--set", options->overrides, "override a card field: PATH=VALUE, e.g. launch.steps=20 (repeatable)");
+    sub.add_flag("--allow-new", options->allow_new, "accept --set paths the card schema does not know (a new field); by default they are errors");
     sub.add_flag("--strict", options->strict, "refuse a card that could not run as written (see validate --strict)");
     sub.add_flag("--dry-run", options->dry_run, "print what would be written, write nothing");
     sub.add_flag("-q,--quiet", options->quiet, "print errors only, not warnings");
+    sub.add_flag("--json", options->json, "print one JSON object on stdout (keys below); the summary line goes to stderr");
     sub.add_flag("--pin", options->pin, "resolve launch.source.ref to its commit SHA (fetches the repo) and render that SHA");
     sub.add_option("--git-cache", options->git_cache, "with --pin: where repo clones are kept (default: $XDG_CACHE_HOME/ccl-harness/git)");
     sub.footer("Writes the launch script (launch.sbatch / launch.sh), the framework's config, the container spec\n"
                "(Containerfile), env.sh, the effective card.yaml and plan.json. Rendering is deterministic:\n"
                "the same card gives byte-identical files. launch.source.ref is rendered as written unless\n"
                "--pin resolves it to a commit SHA, as run always does.\n"
+               "--json keys: card, target, framework, out, launch_script, dry_run, files [{name, sha256, executable, bytes}].\n"
                "Examples:\n"
                "  ccl-harness render workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local --out /tmp/r\n"
                "  ccl-harness render card.yaml --strict --set launch.account=m4999");

@@ -1,13 +1,53 @@
 #include "cli/commands.hpp"
+#include "cli/report_output.hpp"
 #include "reproduce.hpp"
 
+#include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
 namespace harness::cli {
 
+namespace {
+
+int run_reproduce(const ReproduceOptions& options, const ReportFlags& flags) {
+    const bool quiet = quiet_wanted();
+    const ReproduceOutcome outcome = reproduce_bundle(options, progress_stream(flags.json, quiet));
+    for (const auto& problem : outcome.problems) {
+        std::cerr << fmt::format("{}: {}{}\n", options.bundle.string(), problem.path.empty() ? "" : problem.path + ": ",
+                                 problem.message);
+    }
+    if (!outcome.error.empty()) {
+        std::cerr << fmt::format("ccl-harness: error: {}\n", outcome.error);
+    }
+    if (outcome.run) {
+        print_dropped_warnings(outcome.run->warnings, quiet);
+        if (!outcome.run->pack_error.empty()) {
+            std::cerr << fmt::format("ccl-harness: error: packing failed: {}\n  the run directory is intact; retry with: "
+                                     "ccl-harness pack {}\n",
+                                     outcome.run->pack_error, outcome.run->run_dir.string());
+        }
+    }
+    if (!flags.json || !quiet) {
+        std::ostream& result = result_stream(flags.json);
+        if (!outcome.preview.empty()) {
+            result << outcome.preview << "\n";
+        }
+        if (outcome.run) {
+            result << format_run_outcome(*outcome.run);
+        }
+    }
+    if (flags.json) {
+        print_json(reproduce_outcome_to_json(outcome));
+    }
+    return outcome.exit_code;
+}
+
+} // namespace
+
 void add_reproduce(CLI::App& sub, Action& action) {
     auto options = std::make_shared<ReproduceOptions>();
+    auto flags = std::make_shared<ReportFlags>();
     sub.add_option("bundle", options->bundle, "a bundle: <name>.tar.zst or an unpacked <name>/ directory")->required();
     sub.add_option("--cluster", options->cluster, "run on this cluster profile instead of the one the bundle ran on "
                                                   "(the scripts are then re-rendered for it, not compared)");
@@ -25,10 +65,12 @@ void add_reproduce(CLI::App& sub, Action& action) {
                "reproduces. Different: print a unified diff and stop, unless --use-bundled-scripts.\n"
                "Exit status: 0 reproduced (or would be, with --dry-run), 1 invalid bundle, scripts differ or\n"
                "the run failed, 2 unusable input, 130 interrupted.\n"
+               "--json keys: bundle, name, valid, problems [{path, message}], manifest_sha256, original_cluster, target, scripts {identical, differing, only_in_bundle, only_rendered, diff} | null, used_bundled_scripts, dry_run, preview, run (as run --json) | null, error, exit_code.\n"
                "Examples:\n"
                "  ccl-harness reproduce results/tiny-ddp-20261123T101500Z-1a2b3c.tar.zst --dry-run\n"
                "  ccl-harness reproduce bundle.tar.zst --cluster slurm-local");
-    sub.callback([options, &action] { action = [options] { return reproduce_bundle(*options, std::cout); }; });
+    add_report_flags(sub, *flags);
+    sub.callback([options, flags, &action] { action = [options, flags] { return run_reproduce(*options, *flags); }; });
 }
 
 } // namespace harness::cli

@@ -1,16 +1,47 @@
 #include "cli/commands.hpp"
+#include "cli/report_output.hpp"
 #include "run.hpp"
+#include "util/error.hpp"
 
+#include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
 namespace harness::cli {
 
+namespace {
+
+int run_run(const RunOptions& options, const ReportFlags& flags) {
+    const bool quiet = quiet_wanted();
+    const RunOutcome outcome = run_workload(options, progress_stream(flags.json, quiet));
+    if (outcome.invalid_input) {
+        return outcome.exit_code;
+    }
+    print_dropped_warnings(outcome.warnings, quiet);
+    if (!outcome.pack_error.empty()) {
+        std::cerr << fmt::format("ccl-harness: error: packing failed: {}\n  the run directory is intact; retry with: "
+                                 "ccl-harness pack {}\n",
+                                 outcome.pack_error, outcome.run_dir.string());
+    }
+    if (!flags.json || !quiet) {
+        result_stream(flags.json) << format_run_outcome(outcome);
+    }
+    if (flags.json) {
+        print_json(run_outcome_to_json(outcome));
+    }
+    return outcome.exit_code;
+}
+
+} // namespace
+
 void add_run(CLI::App& sub, Action& action) {
     auto options = std::make_shared<RunOptions>();
+    auto flags = std::make_shared<ReportFlags>();
     sub.add_option("card", options->card, "workload card")->required();
     sub.add_option("--cluster", options->cluster, "target cluster profile (default: launch.cluster, else from xpu_spec.model)");
     sub.add_option("--set", options->overrides, "override a card field: PATH=VALUE (repeatable)");
+    auto allow_new = std::make_shared<bool>(false);
+    sub.add_flag("--allow-new", *allow_new, "accept --set paths the card schema does not know (a new field); by default they are errors");
     sub.add_option("--results", options->results, "where run directories go (default: results)");
     sub.add_flag("--dry-run", options->dry_run, "render and print what would be submitted and where; run nothing");
     sub.add_option("--out", options->dry_run_out, "with --dry-run: also write the rendered files to this directory");
@@ -26,11 +57,20 @@ void add_run(CLI::App& sub, Action& action) {
                "launch.source.ref is resolved to a commit SHA (cloned or fetched into the git cache) before\n"
                "anything is rendered: the scripts check out that SHA.\n"
                "Exit status: 0 completed, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
+               "--json keys: run_id, run_dir, card, target, state, reason, exit_code, traces, bundle {path, sha256, files} | null, pack_error, warnings, dry_run, preview {submission, rendered, results, nodes, ranks_per_node, steps, trace_kinds} | null.\n"
                "Examples:\n"
                "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml\n"
                "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local\n"
                "  ccl-harness run card.yaml --dry-run");
-    sub.callback([options, &action] { action = [options] { return run_workload(*options, std::cout); }; });
+    add_report_flags(sub, *flags);
+    sub.callback([options, flags, allow_new, &action] {
+        action = [options, flags, allow_new] {
+            if (!*allow_new) {
+                check_card_paths(options->overrides, "--set");
+            }
+            return run_run(*options, *flags);
+        };
+    });
 }
 
 } // namespace harness::cli

@@ -82,11 +82,14 @@ int run_submit(const SubmitCommandOptions& options) {
     submit.description = options.description;
     submit.base_delay = retry_base_delay();
     auto line = std::make_shared<ProgressLine>();
-    if (!options.json && ProgressLine::wanted()) {
+    if (!options.json && ProgressLine::wanted() && g_verbosity != Verbosity::quiet) {
         submit.progress = [line](std::uint64_t sent, std::uint64_t total) { line->update(sent, total); };
     }
     submit.on_retry = [line](int attempt, const std::string& why, std::chrono::milliseconds wait) {
         line->close();
+        if (g_verbosity == Verbosity::quiet) {
+            return;
+        }
         const std::string after = wait.count() < 1000 ? fmt::format("{} ms", wait.count())
                                                        : fmt::format("{:.1f} s", static_cast<double>(wait.count()) / 1000.0);
         std::cerr << fmt::format("ccl-harness: attempt {} failed: {}; retrying in {}\n", attempt, why, after);

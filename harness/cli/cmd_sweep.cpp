@@ -1,4 +1,6 @@
 #include "cli/commands.hpp"
+#include "card.hpp"
+#include "cli/report_output.hpp"
 #include "sweep.hpp"
 
 #include <iostream>
@@ -6,10 +8,29 @@
 
 namespace harness::cli {
 
+namespace {
+
+int run_sweep_command(const SweepOptions& options, const ReportFlags& flags) {
+    const bool quiet = quiet_wanted();
+    const SweepOutcome outcome = run_sweep(options, progress_stream(flags.json, quiet));
+    if (!flags.json || !quiet) {
+        result_stream(flags.json) << format_sweep_outcome(outcome);
+    }
+    if (flags.json) {
+        print_json(sweep_outcome_to_json(outcome));
+    }
+    return outcome.exit_code;
+}
+
+} // namespace
+
 void add_sweep(CLI::App& sub, Action& action) {
     auto options = std::make_shared<SweepOptions>();
+    auto flags = std::make_shared<ReportFlags>();
     sub.add_option("card", options->card, "workload card");
     sub.add_option("--vary", options->vary, "a card field and its values: PATH=V1,V2,... (repeatable; values cannot contain ',')");
+    auto allow_new = std::make_shared<bool>(false);
+    sub.add_flag("--allow-new", *allow_new, "accept --vary paths the card schema does not know (a new field); by default they are errors");
     sub.add_flag("--zip", options->zip, "pair the i-th values of every --vary instead of crossing them (lists must be equally long)");
     sub.add_option("--cluster", options->cluster, "target cluster profile for every point (default: each point's launch.cluster)");
     sub.add_option("--results", options->results, "where the sweep directory goes (default: results)");
@@ -26,11 +47,21 @@ void add_sweep(CLI::App& sub, Action& action) {
                "On Slurm the points are submitted as independent jobs one after another, not as a job array.\n"
                "Exit status: 0 every runnable point completed, 1 some failed, 2 invalid input or no point\n"
                "passes the check, 130 interrupted (Ctrl-C; the current point is recorded as cancelled).\n"
+               "--json keys: sweep_id, sweep_dir, card, dry_run, interrupted, exit_code, points [{overrides, state, reason, run_dir, bundle, exit_code}] (as in sweep.json).\n"
                "Examples:\n"
                "  ccl-harness sweep workloads/tiny-ddp/tiny-ddp.yaml --vary launch.steps=10,20 --vary workload.data.batch_size=8,16\n"
                "  ccl-harness sweep card.yaml --zip --vary workload.data.seq_len=1024,2048 --vary workload.data.batch_size=16,8\n"
                "  ccl-harness sweep --resume results/sweep-tiny-ddp-20261123T131500Z-a1b2c3");
-    sub.callback([options, &action] { action = [options] { return run_sweep(*options, std::cout); }; });
+    add_report_flags(sub, *flags);
+    sub.callback([options, flags, allow_new, &action] {
+        action = [options, flags, allow_new] {
+            if (!*allow_new) {
+                // Before any point runs: a misspelt path would run identical points.
+                check_card_paths(options->vary, "--vary");
+            }
+            return run_sweep_command(*options, *flags);
+        };
+    });
 }
 
 } // namespace harness::cli

@@ -1,3 +1,4 @@
+#include "card.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "validate.hpp"
@@ -15,9 +16,13 @@ struct ValidateCommandOptions {
     ValidateOptions validate;
     bool json = false;
     bool quiet = false;
+    bool allow_new = false;
 };
 
 int run_validate(const ValidateCommandOptions& options) {
+    if (!options.allow_new && !options.validate.profile) {
+        check_card_paths(options.validate.overrides, "--set");
+    }
     std::vector<ValidationResult> results;
     std::size_t failed = 0;
     for (const auto& file : options.files) {
@@ -27,7 +32,7 @@ int run_validate(const ValidateCommandOptions& options) {
         if (options.json) {
             continue;
         }
-        std::cerr << result.diagnostics.format(!options.quiet);
+        std::cerr << result.diagnostics.format(!options.quiet && g_verbosity != Verbosity::quiet);
         const auto& diags = result.diagnostics;
         std::cout << fmt::format("{}: {}{}\n", result.file, diags.has_errors() ? "invalid" : "valid",
                                  diags.items().empty() ? ""
@@ -51,6 +56,7 @@ void add_validate(CLI::App& sub, Action& action) {
                  "ep divides dp×tp, batch divides, accelerator matches the target, launch: has what the target needs");
     sub.add_option("--cluster", options->validate.cluster, "target for --strict (default: launch.cluster, else from xpu_spec.model)");
     sub.add_option("--set", options->validate.overrides, "override a card field before checking: PATH=VALUE (repeatable)");
+    sub.add_flag("--allow-new", options->allow_new, "accept --set paths the card schema does not know (a new field); by default they are errors");
     sub.add_flag("--profile", options->validate.profile, "the files are cluster profiles (clusters/*.yaml)");
     sub.add_flag("--json", options->json, "print one JSON array of results on stdout");
     sub.add_flag("-q,--quiet", options->quiet, "print errors only, not warnings");

@@ -45,7 +45,7 @@ int run_verify(const VerifyCommandOptions& options) {
             if (options.json) {
                 results.push_back(bundle_report_to_json(report));
             } else {
-                print_report(report, options.quiet);
+                print_report(report, options.quiet || g_verbosity == Verbosity::quiet);
             }
         } catch (const HarnessError& e) {
             if (e.code() == k_exit_interrupted) {

@@ -5,6 +5,11 @@
 
 namespace harness::cli {
 
+/// -q / -v, global flags set while parsing, before any action runs. Only cli/ reads it: the
+/// library returns data and cli/ decides how much of it to print.
+enum class Verbosity { quiet, normal, verbose };
+inline Verbosity g_verbosity = Verbosity::normal;
+
 /// What a parsed subcommand runs; returns the process exit code.
 using Action = std::function<int()>;
 
@@ -25,9 +30,16 @@ void add_compare(CLI::App& sub, Action& action);
 void add_submit(CLI::App& sub, Action& action);
 void add_status(CLI::App& sub, Action& action);
 void add_metrics(CLI::App& sub, Action& action);
+void add_help(CLI::App& sub, Action& action);       // cli/app.cpp
+void add_completion(CLI::App& sub, Action& action); // cli/cmd_completion.cpp
+void add_manpage(CLI::App& sub, Action& action);    // cli/cmd_completion.cpp (hidden)
+void add_schema(CLI::App& sub, Action& action);
+void add_list(CLI::App& sub, Action& action);
+void add_explain(CLI::App& sub, Action& action);
 
 inline const Command k_commands[] = {
     {"validate", "check workload cards (or cluster profiles) and report every problem with file:line:column", add_validate},
+    {"explain", "show the plan a card resolves to and where every value comes from: card, --set, cluster profile, default, derived", add_explain},
     {"render", "resolve a card against a cluster and write its launch scripts, configs and container spec", add_render},
     {"run", "render, execute on the target, follow to the end, collect the traces and pack a bundle", add_run},
     {"pack", "pack a run directory into a verifiable, deterministic <name>.tar.zst bundle", add_pack},
@@ -38,6 +50,11 @@ inline const Command k_commands[] = {
     {"compare", "put runs or bundles side by side: card differences, metrics, ranking; --html for a self-contained page with charts", add_compare},
     {"submit", "verify a bundle and upload it to a CCL-Bench upload server", add_submit},
     {"status", "list runs and sweeps under a results directory with state, duration, bundle and headline metrics", add_status},
+    {"list", "list what exists: cluster profiles (shipped and yours), frameworks x targets, templates, metrics", add_list},
+    {"schema", "print the JSON Schema of workload cards (or cluster profiles) for editors and other tools", add_schema},
+    {"help", "show the help of ccl-harness or of one command (as --help does)", add_help},
+    {"completion", "print a shell completion script for bash, zsh or fish, generated from this command table", add_completion},
+    {"manpage", "print the man page ccl-harness(1) in roff, generated from this command table", add_manpage},
 };
 
 } // namespace harness::cli

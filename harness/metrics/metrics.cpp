@@ -21,19 +21,20 @@ using MetricFunction = MetricValue (*)(const MetricInputs&);
 
 struct MetricDefinition {
     const char* name;
+    const char* summary;  ///< one line, for `ccl-harness list metrics`
     MetricFunction compute;
     std::optional<ReferencePattern> pattern;  ///< the tool's communication pattern, if it has one
 };
 
 const std::vector<MetricDefinition>& definitions() {
     static const std::vector<MetricDefinition> k_definitions = {
-        {"avg_step_time", metric_avg_step_time, std::nullopt},
-        {"compute_comm_overlap", metric_compute_comm_overlap, ReferencePattern::overlap},
-        {"communication_fraction", metric_communication_fraction, ReferencePattern::fraction},
-        {"total_communication_time", metric_total_communication_time, ReferencePattern::total_time},
-        {"collective_volume", metric_collective_volume, std::nullopt},
-        {"straggler", metric_straggler, ReferencePattern::total_time},
-        {"mfu", metric_mfu, std::nullopt},
+        {"avg_step_time", "mean duration of the inner training or serving steps (s)", metric_avg_step_time, std::nullopt},
+        {"compute_comm_overlap", "share of communication kernel time overlapped by compute, per inner step (%)", metric_compute_comm_overlap, ReferencePattern::overlap},
+        {"communication_fraction", "communication kernel time over all kernel time, mean of the inner steps (%)", metric_communication_fraction, ReferencePattern::fraction},
+        {"total_communication_time", "merged communication kernel time per inner step (s)", metric_total_communication_time, ReferencePattern::total_time},
+        {"collective_volume", "bytes moved by collectives (message elements x dtype size), by collective (bytes)", metric_collective_volume, std::nullopt},
+        {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", metric_straggler, ReferencePattern::total_time},
+        {"mfu", "model FLOP utilization: FLOP/token x tokens/s over the accelerators' peak (%)", metric_mfu, std::nullopt},
     };
     return k_definitions;
 }
@@ -181,6 +182,14 @@ RankSummary summarize(const RankView& view, const TraceInput& input, const std::
 }
 
 } // namespace
+
+std::vector<std::pair<std::string, std::string>> metric_summaries() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& definition : definitions()) {
+        out.emplace_back(definition.name, definition.summary);
+    }
+    return out;
+}
 
 const std::vector<std::string>& metric_names() {
     static const std::vector<std::string> k_names = [] {

@@ -18,6 +18,9 @@ namespace harness::metrics {
 /// collective_volume, straggler, mfu: the report order.
 const std::vector<std::string>& metric_names();
 
+/// Each metric's name and one-line definition, in the report order.
+std::vector<std::pair<std::string, std::string>> metric_summaries();
+
 struct MetricValue {
     std::string metric;
     std::string unit;             ///< "s", "%", "bytes", "ratio"

@@ -74,6 +74,13 @@ std::string sha256_hex(const std::string& bytes) {
     return hex;
 }
 
+fs::path absolute_path(const fs::path& path) {
+    if (path.empty()) {
+        return path;
+    }
+    return fs::absolute(path).lexically_normal();
+}
+
 bool is_inside(const fs::path& path, const fs::path& dir) {
     const fs::path p = fs::weakly_canonical(path);
     const fs::path d = fs::weakly_canonical(dir);

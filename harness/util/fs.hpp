@@ -17,6 +17,11 @@ void write_file_atomic(const fs::path& path, const std::string& content, bool ex
 /// to exist.
 bool is_inside(const fs::path& path, const fs::path& dir);
 
+/// `path` made absolute against the current directory and lexically normalized; empty stays
+/// empty. Every path that outlives the process's working directory (a run directory a job
+/// starts in, a cache, a record on disk) goes through here: ranks and sbatch start elsewhere.
+fs::path absolute_path(const fs::path& path);
+
 /// sha256 of a byte string, lowercase hex.
 std::string sha256_hex(const std::string& bytes);
 

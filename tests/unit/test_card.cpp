@@ -1,5 +1,6 @@
 #include "card.hpp"
 #include "card_fixture.hpp"
+#include "schema.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
@@ -141,4 +142,60 @@ TEST_CASE("malformed --set assignments are input errors") {
 TEST_CASE("a bad time limit is an error") {
     const WorkloadCard card = parse(std::string(k_card) + "  time_limit: soon\n");
     CHECK(has(card.diagnostics(), Severity::error, "launch.time_limit: expected minutes, HH:MM:SS or D-HH:MM:SS"));
+}
+
+TEST_CASE("--set paths are checked against the card's field table") {
+    const auto& spec = card_schema();
+    SECTION("known fields and sections") {
+        CHECK(unknown_field_reason(spec, "launch.steps").empty());
+        CHECK(unknown_field_reason(spec, "launch").empty());
+        CHECK(unknown_field_reason(spec, "Model-executor.model_plan_parallelization.tp").empty());
+        CHECK(unknown_field_reason(spec, "workload.data.max-num-seqs").empty());
+        CHECK(unknown_field_reason(spec, "workload.model.num_layers").empty());  // its old place, read with a warning
+    }
+    SECTION("any key of an env block, anything below a free-form field") {
+        CHECK(unknown_field_reason(spec, "launch.env.NCCL_DEBUG").empty());
+        CHECK(unknown_field_reason(spec, "Model-executor.communication_library.env.ANYTHING").empty());
+        CHECK(unknown_field_reason(spec, "collection_notes.a.b.c").empty());
+        CHECK(unknown_field_reason(spec, "Model-executor.serving.port").empty());
+    }
+    SECTION("a misspelt leaf gets the whole corrected path") {
+        CHECK(unknown_field_reason(spec, "launch.stepz") == "unknown field \"launch.stepz\"; did you mean \"launch.steps\"?");
+        CHECK(unknown_field_reason(spec, "workload.data.batchsize") ==
+              "unknown field \"workload.data.batchsize\"; did you mean \"workload.data.batch_size\"?");
+    }
+    SECTION("a misspelt section is corrected with the rest of the path, when the rest is right") {
+        CHECK(unknown_field_reason(spec, "lauch.steps") == "unknown field \"lauch.steps\"; did you mean \"launch.steps\"?");
+        CHECK(unknown_field_reason(spec, "lauch.stepz") == "unknown field \"lauch.stepz\"; did you mean \"launch.steps\"?");
+        CHECK(unknown_field_reason(spec, "lauch.zzzzzzzzzz") == "unknown field \"lauch.zzzzzzzzzz\"; did you mean \"launch\"?");
+    }
+    SECTION("no close match lists the fields that exist there") {
+        const std::string reason = unknown_field_reason(spec, "launch.container.zzzzzzzz");
+        CHECK(reason == "unknown field \"launch.container.zzzzzzzz\"; \"launch.container\" has: image, runtime");
+        CHECK(starts_with(unknown_field_reason(spec, "zzzzzzzzzzzz"), "unknown field \"zzzzzzzzzzzz\"; the top level has: version, "));
+    }
+    SECTION("nothing lives below a value, or below an env variable") {
+        CHECK(unknown_field_reason(spec, "launch.steps.count") ==
+              "unknown field \"launch.steps.count\": \"launch.steps\" holds a value, not fields");
+        CHECK(unknown_field_reason(spec, "launch.env.A.B") == "unknown field \"launch.env.A.B\": \"launch.env.A\" holds a single value");
+    }
+    SECTION("a top-level section is unknown deeper down") {
+        CHECK_FALSE(unknown_field_reason(spec, "workload.launch.steps").empty());
+    }
+    SECTION("malformed paths are left to YamlDocument::set") {
+        CHECK(unknown_field_reason(spec, "launch..steps").empty());
+    }
+}
+
+TEST_CASE("check_card_paths throws an input error naming the flag and the assignment") {
+    CHECK_NOTHROW(check_card_paths({"launch.steps=3", "launch.env.X=1", "no-equals-sign"}, "--set"));
+    try {
+        check_card_paths({"launch.steps=3", "launch.stepz=3"}, "--set");
+        FAIL("no error");
+    } catch (const HarnessError& e) {
+        CHECK(e.code() == k_exit_usage);
+        CHECK(std::string(e.what()) == "--set launch.stepz=3: unknown field \"launch.stepz\"; did you mean \"launch.steps\"?");
+    }
+    CHECK_THROWS_WITH(check_card_paths({"workload.data.batchsize=8,16"}, "--vary"),
+                      Catch::StartsWith("--vary workload.data.batchsize=8,16: unknown field"));
 }

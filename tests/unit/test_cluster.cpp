@@ -1,8 +1,12 @@
 #include "cluster.hpp"
 #include "home.hpp"
 #include "test_context.hpp"
+#include "util/error.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
 
 using namespace harness;
 using harness::test::TempDir;
@@ -28,4 +32,146 @@ TEST_CASE("a broken profile reports its problems") {
     const std::string text = ClusterProfile::check(file, nullptr).format();
     CHECK(text.find("scheduler: expected one of slurm, tpu-vm, gke, local, got \"pbs\"") != std::string::npos);
     CHECK(text.find("accelerator.per_node: expected a positive integer, got \"0\"") != std::string::npos);
+}
+
+namespace {
+
+/// Sets (or unsets, for nullptr) an environment variable for one test, then restores it.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : m_name(name) {
+        if (const char* old = std::getenv(name); old != nullptr) {
+            m_old = old;
+            m_had = true;
+        }
+        if (value != nullptr) {
+            ::setenv(name, value, 1);
+        } else {
+            ::unsetenv(name);
+        }
+    }
+    ~ScopedEnv() {
+        if (m_had) {
+            ::setenv(m_name.c_str(), m_old.c_str(), 1);
+        } else {
+            ::unsetenv(m_name.c_str());
+        }
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    std::string m_name;
+    std::string m_old;
+    bool m_had = false;
+};
+
+std::string local_profile_named(const std::string& name) {
+    std::ifstream in(harness_home() / "clusters" / "local.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = text.find("name: local\n");
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, 12, "name: " + name + "\n");
+}
+
+} // namespace
+
+TEST_CASE("--cluster NAME finds user profiles before the shipped ones") {
+    TempDir config;
+    const ScopedEnv xdg("XDG_CONFIG_HOME", config.path().c_str());
+    const fs::path user_dir = config.path() / "ccl-harness" / "clusters";
+    CHECK(user_clusters_dir() == user_dir);
+    REQUIRE(cluster_search_path() == std::vector<fs::path>{user_dir, harness_home() / "clusters"});
+
+    SECTION("a new name") {
+        const fs::path file = config.write("ccl-harness/clusters/mybox.yaml", local_profile_named("mybox"));
+        const ClusterProfile profile = ClusterProfile::find("mybox");
+        CHECK(profile.name == "mybox");
+        CHECK(profile.source == file);
+        CHECK(profile.found == ProfileSource::user);
+        CHECK(profile.shadows.empty());
+        CHECK(profile.templates == "mybox");
+        const ClusterProfile shipped = ClusterProfile::find("perlmutter");
+        CHECK(shipped.found == ProfileSource::shipped);
+        CHECK(shipped.source == harness_home() / "clusters" / "perlmutter.yaml");
+    }
+    SECTION("the name of a shipped profile: the user's wins and says what it hides") {
+        const fs::path file = config.write("ccl-harness/clusters/local.yaml", local_profile_named("local") + "hf_home: /mine\n");
+        const ClusterProfile profile = ClusterProfile::find("local");
+        CHECK(profile.source == file);
+        CHECK(profile.hf_home == "/mine");
+        CHECK(profile.found == ProfileSource::user);
+        CHECK(profile.shadows == harness_home() / "clusters" / "local.yaml");
+        const auto entries = find_clusters();
+        const auto local = std::find_if(entries.begin(), entries.end(), [](const ClusterEntry& e) { return e.name == "local"; });
+        REQUIRE(local != entries.end());
+        CHECK(local->found == ProfileSource::user);
+        CHECK(local->shadows == harness_home() / "clusters" / "local.yaml");
+    }
+    SECTION("templates: renders with a shipped target's templates") {
+        config.write("ccl-harness/clusters/mybox.yaml", local_profile_named("mybox") + "templates: local\n");
+        CHECK(ClusterProfile::find("mybox").templates == "local");
+    }
+    SECTION("a broken user profile is an input error with file:line") {
+        config.write("ccl-harness/clusters/broken.yaml", "name: broken\nscheduler: pbs\n");
+        try {
+            ClusterProfile::find("broken");
+            FAIL("no error");
+        } catch (const HarnessError& error) {
+            CHECK(error.code() == k_exit_usage);
+            CHECK_THAT(std::string(error.what()), Catch::Contains((user_dir / "broken.yaml").string() + ":2:12: scheduler: expected one of"));
+        }
+    }
+    SECTION("an unknown name lists the names of both places and the directories searched") {
+        config.write("ccl-harness/clusters/mybox.yaml", local_profile_named("mybox"));
+        try {
+            ClusterProfile::find("mybx");
+            FAIL("no error");
+        } catch (const HarnessError& error) {
+            CHECK(error.code() == k_exit_usage);
+            const std::string text = error.what();
+            CHECK_THAT(text, Catch::Contains("unknown cluster \"mybx\" (did you mean \"mybox\"?)"));
+            CHECK_THAT(text, Catch::Contains("local, mybox, perlmutter, slurm-local, tpu-v6e"));
+            CHECK_THAT(text, Catch::Contains(user_dir.string()) && Catch::Contains((harness_home() / "clusters").string()));
+        }
+    }
+}
+
+TEST_CASE("only an absolute XDG_CONFIG_HOME counts") {
+    TempDir home;
+    const ScopedEnv home_env("HOME", home.path().c_str());
+    {
+        const ScopedEnv xdg("XDG_CONFIG_HOME", "relative/config");
+        CHECK(user_clusters_dir() == home.path() / ".config" / "ccl-harness" / "clusters");
+    }
+    {
+        const ScopedEnv xdg("XDG_CONFIG_HOME", nullptr);
+        home.write(".config/ccl-harness/clusters/mybox.yaml", local_profile_named("mybox"));
+        CHECK(ClusterProfile::find("mybox").found == ProfileSource::user);
+    }
+}
+
+TEST_CASE("--cluster PATH names a profile file") {
+    TempDir dir;
+    const fs::path file = dir.write("mine.yaml", local_profile_named("mine"));
+    CHECK(is_profile_path("./mine.yaml"));
+    CHECK(is_profile_path("mine.yml"));
+    CHECK(is_profile_path("sub/mine"));
+    CHECK_FALSE(is_profile_path("perlmutter"));
+
+    const ClusterProfile by_path = ClusterProfile::find(file.string());
+    CHECK(by_path.found == ProfileSource::path);
+    CHECK(by_path.source == file);
+    const ClusterProfile relative = ClusterProfile::find("mine.yaml", dir.path());
+    CHECK(relative.source == dir.path() / "mine.yaml");
+    CHECK(relative.name == "mine");
+
+    SECTION("a missing file") {
+        CHECK_THROWS_WITH(ClusterProfile::find((dir.path() / "nope.yaml").string()), Catch::Contains("nope.yaml") && Catch::Contains("no such file"));
+    }
+    SECTION("checked like any profile, with file:line") {
+        const fs::path other = dir.write("other.yaml", local_profile_named("somebody"));
+        CHECK_THROWS_WITH(ClusterProfile::find(other.string()),
+                          Catch::Contains(other.string() + ":2:7: name: must match the file name \"other\""));
+    }
 }

@@ -133,3 +133,38 @@ TEST_CASE("times subtract as UTC", "[sweep]") {
     CHECK(!seconds_between("yesterday", "2026-11-24T00:00:10Z"));
     CHECK(!seconds_between("2026-11-23T23:59:50Z", "2026-11-24T00:00:10Zjunk"));
 }
+
+TEST_CASE("a sweep's outcome carries the points as sweep.json writes them", "[sweep]") {
+    SweepOutcome outcome;
+    outcome.id = "sweep-x";
+    outcome.sweep_dir = "/r/sweep-x";
+    outcome.card = "/cards/x.yaml";
+    outcome.points.push_back({{"a=1"}, PointState::completed, "", "/r/sweep-x/1", "/r/sweep-x/1.tar.zst", 0});
+    outcome.points.push_back({{"a=2"}, PointState::failed, "traces missing: rank 1", "/r/sweep-x/2", "", 1});
+    outcome.points.push_back({{"a=3"}, PointState::skipped, "tp: too big", "", "", std::nullopt});
+    outcome.exit_code = 1;
+    SweepRecord record;
+    record.points = outcome.points;
+
+    const Json json = sweep_outcome_to_json(outcome);
+    CHECK(json.find("points")->dump() == record.to_json().find("points")->dump());
+    CHECK(json.string_or("sweep_dir") == "/r/sweep-x");
+    CHECK(json.find("exit_code")->as_int() == 1);
+    CHECK(json.find("points")->as_array()[2].find("exit_code")->is_null());
+
+    const std::string text = format_sweep_outcome(outcome);
+    CHECK_THAT(text, Catch::Contains("1 completed, 1 failed, 1 skipped, 0 cancelled, 0 not run"));
+    CHECK_THAT(text, Catch::Contains("failed: a=2: traces missing: rank 1"));
+    CHECK_THAT(text, !Catch::Contains("--resume"));
+    SECTION("interrupted: the way to finish it") {
+        outcome.interrupted = true;
+        CHECK_THAT(format_sweep_outcome(outcome), Catch::Contains("ccl-harness sweep --resume /r/sweep-x"));
+    }
+    SECTION("a dry run wrote nothing") {
+        SweepOutcome dry;
+        dry.dry_run = true;
+        dry.points = {outcome.points[2], {{"a=4"}, PointState::pending, "", "", "", std::nullopt}};
+        CHECK(sweep_outcome_to_json(dry).find("sweep_dir")->is_null());
+        CHECK_THAT(format_sweep_outcome(dry), Catch::Contains("2 point(s), 1 to run, 1 skipped"));
+    }
+}
