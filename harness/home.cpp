@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <fmt/format.h>
-#include <vector>
 
 #ifndef CCL_HARNESS_SOURCE_DIR
 #define CCL_HARNESS_SOURCE_DIR "."
@@ -24,14 +23,10 @@ bool holds_templates(const fs::path& dir) {
     return !dir.empty() && fs::is_directory(dir / "templates", ec);
 }
 
-/// An installed copy keeps its data in <prefix>/share/ccl-harness beside <prefix>/bin.
-fs::path installed_home() {
+fs::path executable_dir() {
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (ec || exe.empty()) {
-        return {};
-    }
-    return exe.parent_path().parent_path() / "share" / "ccl-harness";
+    return ec ? fs::path() : exe.parent_path();
 }
 
 } // namespace
@@ -54,13 +49,17 @@ fs::path harness_home() {
         }
         return home;
     }
-    const fs::path installed = installed_home();
-    if (holds_templates(installed)) {
-        return installed;
-    }
+    const fs::path exe_dir = executable_dir();
+    // An installed copy keeps its data in <prefix>/share/ccl-harness beside <prefix>/bin; a
+    // build tree inside a checkout (build/ccl-harness) belongs to that checkout, wherever it was
+    // configured; last, the source tree the binary was built from.
+    const fs::path installed = exe_dir.empty() ? fs::path() : exe_dir.parent_path() / "share" / "ccl-harness";
+    const fs::path checkout = exe_dir.empty() ? fs::path() : exe_dir.parent_path();
     const fs::path source = CCL_HARNESS_SOURCE_DIR;
-    if (holds_templates(source)) {
-        return source;
+    for (const fs::path& candidate : {installed, checkout, source}) {
+        if (holds_templates(candidate)) {
+            return candidate;
+        }
     }
     throw input_error(fmt::format("no ccl-harness data found: neither {} (an installed copy) nor {} (the source tree it was "
                                   "built from) holds templates/; pass --home DIR or set CCL_HARNESS_HOME",

@@ -290,9 +290,16 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     const fs::path template_dir = home / "templates" / plan.framework / plan.target;
     std::error_code ec;
     if (plan.framework.empty() || !fs::is_directory(template_dir, ec)) {
-        throw input_error(fmt::format("{}: no template for framework {} on target {}; templates exist for: {}",
+        // A profile of the user's own, named after their site, renders with a shipped target's
+        // templates only when it says which (`templates:`); say so rather than leave them guessing.
+        const bool own_profile = cluster.templates == cluster.name && !is_inside(cluster.source, home / "clusters");
+        throw input_error(fmt::format("{}: no template for framework {} on target {}; templates exist for: {}{}",
                                       card.document().display_name(), enquote(plan.framework.empty() ? "(none)" : plan.framework),
-                                      enquote(plan.target), join(available_templates(home), ", ")));
+                                      enquote(plan.target), join(available_templates(home), ", "),
+                                      own_profile ? fmt::format("\n  {}: add `templates: TARGET` (e.g. local, perlmutter) to "
+                                                                "render with a shipped target's templates",
+                                                                cluster.source.string())
+                                                  : std::string()));
     }
     RenderedRun run;
     run.plan = plan;

@@ -69,6 +69,11 @@ expect_output "render names the cluster" "rendered tiny-ddp for mybox"
 expect_status 0 "the card's launch.cluster finds the user's local" -- "$CCL_HARNESS" render "$tiny" --out "$SCRATCH/userlocal"
 grep -qx "export OMP_NUM_THREADS=3" "$SCRATCH/userlocal/env.sh" && pass || fail "the user's local profile (OMP_NUM_THREADS 3) was not used"
 
+local_profile notemplates >"$user_dir/notemplates.yaml"
+expect_status 2 "a user profile without templates:" -- "$CCL_HARNESS" render "$tiny" --cluster notemplates --out "$SCRATCH/notemplates"
+expect_output "the hint names the key" "$user_dir/notemplates.yaml: add \`templates: TARGET\`"
+rm "$user_dir/notemplates.yaml"
+
 printf 'name: broken\nscheduler: pbs\n' >"$user_dir/broken.yaml"
 expect_status 2 "broken user profile" -- "$CCL_HARNESS" render "$tiny" --cluster broken --out "$SCRATCH/broken"
 expect_output "broken profile position" "$user_dir/broken.yaml:2:12: scheduler: expected one of slurm, tpu-vm, gke, local"

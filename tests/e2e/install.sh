@@ -71,6 +71,16 @@ expect_output "CCL_HARNESS_HOME named" "CCL_HARNESS_HOME=$base: no templates/ th
 expect_status 0 "--home pointing at the checkout" -- in_user_dir "$exe" --home "$CCL_SOURCE_DIR" render "$moved/share/ccl-harness/workloads/tiny-ddp/tiny-ddp.yaml" --out "$user_home/r3"
 grep -qF -- "$marker" "$user_home/r3/launch.sh" && fail "--home was ignored: the installed template rendered" || pass
 
+# A build tree belongs to the checkout it sits in (a fresh clone given a copied build/), not to
+# the source path compiled into it.
+clone="$base/clone"
+mkdir -p "$clone/build"
+cp -r "$CCL_SOURCE_DIR/templates" "$CCL_SOURCE_DIR/clusters" "$CCL_SOURCE_DIR/containers" "$clone/"
+cp "$CCL_HARNESS" "$clone/build/ccl-harness"
+printf '%s\n' "$marker" >>"$clone/templates/torch-ddp/local/launch.sh.mustache"
+expect_status 0 "a build tree in another checkout" -- "$clone/build/ccl-harness" render "$CCL_SOURCE_DIR/workloads/tiny-ddp/tiny-ddp.yaml" --out "$base/r4"
+grep -qF -- "$marker" "$base/r4/launch.sh" && pass || fail "build/ccl-harness did not use the checkout it sits in"
+
 # Building the tool alone needs no Catch2; the tests do.
 configure() { cmake -S "$CCL_SOURCE_DIR" -B "$base/$1" -DCMAKE_DISABLE_FIND_PACKAGE_Catch2=ON "${@:2}"; }
 expect_status 0 "configure with -DHARNESS_TESTS=OFF and no Catch2" -- configure no-tests -DHARNESS_TESTS=OFF

@@ -64,7 +64,16 @@ cd "$elsewhere/pinned"
 expect_status 0 "run with a relative --git-cache" -- "$CCL_HARNESS" run tiny-ddp.yaml --git-cache cache --results res
 [ -n "$(ls -d cache/*.git 2>/dev/null)" ] && pass || fail "no clone under ./cache"
 
-# 4. From the checkout root, the README's card path as written; --results stays in the build tree
+# 4. The README's commands as .ci/run reads them: two Quick start commands, the second .ci/run,
+#    and a test command. A reworded README must not leave CI running nothing.
+mapfile -t quick_start < <("$CCL_SOURCE_DIR/.ci/readme_commands" "$CCL_SOURCE_DIR/README.md")
+[ "${#quick_start[@]}" -eq 2 ] && [ "${quick_start[1]}" = .ci/run ] && pass ||
+    fail "README Quick start: [${quick_start[*]}]"
+case "${quick_start[0]}" in *"build/ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml"*) pass ;; *) fail "README command 1: [${quick_start[0]}]" ;; esac
+case "$("$CCL_SOURCE_DIR/.ci/readme_commands" --test-command "$CCL_SOURCE_DIR/README.md")" in
+ctest\ *) pass ;; *) fail "README names no ctest test command" ;; esac
+
+# 5. From the checkout root, the README's card path as written; --results stays in the build tree
 #    so that the suite leaves nothing in the source tree (.ci/run runs the README's command verbatim).
 cd "$CCL_SOURCE_DIR"
 expect_status 0 "README command from the checkout root" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$SCRATCH/root-results"
