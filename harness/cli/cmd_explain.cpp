@@ -1,4 +1,4 @@
-#include "card.hpp"
+#include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "explain.hpp"
 #include "util/error.hpp"
@@ -15,13 +15,11 @@ struct ExplainOptions {
     std::string cluster;
     std::vector<std::string> overrides;
     bool json = false;
-    bool allow_new = false;
+    OverridePaths set_paths;
 };
 
 int run_explain(const ExplainOptions& options) {
-    if (!options.allow_new) {
-        check_card_paths(options.overrides, "--set");
-    }
+    options.set_paths.check(options.overrides);
     const Explanation explanation = explain_card(options.card, options.overrides, options.cluster);
     if (explanation.diagnostics.has_errors()) {
         std::cerr << explanation.diagnostics.format();
@@ -39,12 +37,8 @@ int run_explain(const ExplainOptions& options) {
 void add_explain(CLI::App& sub, Action& action) {
     auto options = std::make_shared<ExplainOptions>();
     sub.add_option("card", options->card, "workload card")->required();
-    sub.add_option("--cluster", options->cluster,
-                   "cluster profile: a name (see `ccl-harness list clusters`) or a path to a profile file "
-                   "(default: launch.cluster, else from xpu_spec.model)");
-    sub.add_option("--set", options->overrides, "override a card field: PATH=VALUE (repeatable)");
-    sub.add_flag("--allow-new", options->allow_new,
-                 "accept --set paths the card schema does not know (a new field); by default they are errors");
+    add_cluster_option(sub, options->cluster, "launch.cluster, else from xpu_spec.model");
+    add_override_options(sub, options->set_paths, "--set", options->overrides, "override a card field: PATH=VALUE (repeatable)");
     sub.add_flag("--json", options->json,
                  "print {target, cluster: {name, file, found, chosen_by}, values: [{field, value, origin: {kind, where, detail}}]}");
     sub.footer("Shows the plan render would use (plan.json's values) and, for each value, its origin: the card\n"

@@ -1,4 +1,5 @@
 #include "card.hpp"
+#include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cluster.hpp"
 #include "git_pin.hpp"
@@ -22,7 +23,7 @@ struct RenderOptions {
     std::string cluster;
     std::string out;
     std::vector<std::string> overrides;
-    bool allow_new = false;
+    OverridePaths set_paths;
     bool strict = false;
     bool dry_run = false;
     bool quiet = false;
@@ -54,9 +55,7 @@ int run_render(const RenderOptions& options) {
     const bool quiet = options.quiet || g_verbosity == Verbosity::quiet;
     // With --json, stdout holds the JSON document only.
     std::ostream& human = options.json ? std::cerr : std::cout;
-    if (!options.allow_new) {
-        check_card_paths(options.overrides, "--set");
-    }
+    options.set_paths.check(options.overrides);
     const fs::path home = harness_home();
     const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
     Diagnostics diagnostics = card.diagnostics();
@@ -106,12 +105,10 @@ int run_render(const RenderOptions& options) {
 void add_render(CLI::App& sub, Action& action) {
     auto options = std::make_shared<RenderOptions>();
     sub.add_option("card", options->card, "workload card (CCL-Bench format, with an optional launch: section)")->required();
-    sub.add_option("--cluster", options->cluster,
-                   "target cluster profile from clusters/ (default: launch.cluster, else nvidia_a100* -> perlmutter, "
-                   "tpu_v6e -> tpu-v6e)");
+    add_cluster_option(sub, options->cluster, "launch.cluster, else nvidia_a100* -> perlmutter, tpu_v6e -> tpu-v6e, cpu -> local");
     sub.add_option("--out", options->out, "output directory (default: results/render/<card>.<cluster>); an earlier render there is replaced");
-    sub.add_option("--set", options->overrides, "override a card field: PATH=VALUE, e.g. launch.steps=20 (repeatable)");
-    sub.add_flag("--allow-new", options->allow_new, "accept --set paths the card schema does not know (a new field); by default they are errors");
+    add_override_options(sub, options->set_paths, "--set", options->overrides,
+                         "override a card field: PATH=VALUE, e.g. launch.steps=20 (repeatable)");
     sub.add_flag("--strict", options->strict, "refuse a card that could not run as written (see validate --strict)");
     sub.add_flag("--dry-run", options->dry_run, "print what would be written, write nothing");
     sub.add_flag("-q,--quiet", options->quiet, "print errors only, not warnings");

@@ -1,3 +1,4 @@
+#include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
 #include "run.hpp"
@@ -38,10 +39,9 @@ void add_run(CLI::App& sub, Action& action) {
     auto options = std::make_shared<RunOptions>();
     auto flags = std::make_shared<ReportFlags>();
     sub.add_option("card", options->card, "workload card")->required();
-    sub.add_option("--cluster", options->cluster, "target cluster profile (default: launch.cluster, else from xpu_spec.model)");
-    sub.add_option("--set", options->overrides, "override a card field: PATH=VALUE (repeatable)");
-    auto allow_new = std::make_shared<bool>(false);
-    sub.add_flag("--allow-new", *allow_new, "accept --set paths the card schema does not know (a new field); by default they are errors");
+    add_cluster_option(sub, options->cluster, "launch.cluster, else from xpu_spec.model");
+    auto set_paths = std::make_shared<OverridePaths>();
+    add_override_options(sub, *set_paths, "--set", options->overrides, "override a card field: PATH=VALUE (repeatable)");
     sub.add_option("--results", options->results, "where run directories go (default: results)");
     sub.add_flag("--dry-run", options->dry_run, "render and print what would be submitted and where; run nothing");
     sub.add_option("--out", options->dry_run_out, "with --dry-run: also write the rendered files to this directory");
@@ -63,11 +63,9 @@ void add_run(CLI::App& sub, Action& action) {
                "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local\n"
                "  ccl-harness run card.yaml --dry-run");
     add_report_flags(sub, *flags);
-    sub.callback([options, flags, allow_new, &action] {
-        action = [options, flags, allow_new] {
-            if (!*allow_new) {
-                check_card_paths(options->overrides, "--set");
-            }
+    sub.callback([options, flags, set_paths, &action] {
+        action = [options, flags, set_paths] {
+            set_paths->check(options->overrides);
             return run_run(*options, *flags);
         };
     });

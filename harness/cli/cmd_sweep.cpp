@@ -1,5 +1,5 @@
+#include "cli/card_options.hpp"
 #include "cli/commands.hpp"
-#include "card.hpp"
 #include "cli/report_output.hpp"
 #include "sweep.hpp"
 
@@ -28,11 +28,11 @@ void add_sweep(CLI::App& sub, Action& action) {
     auto options = std::make_shared<SweepOptions>();
     auto flags = std::make_shared<ReportFlags>();
     sub.add_option("card", options->card, "workload card");
-    sub.add_option("--vary", options->vary, "a card field and its values: PATH=V1,V2,... (repeatable; values cannot contain ',')");
-    auto allow_new = std::make_shared<bool>(false);
-    sub.add_flag("--allow-new", *allow_new, "accept --vary paths the card schema does not know (a new field); by default they are errors");
+    auto vary_paths = std::make_shared<OverridePaths>();
+    add_override_options(sub, *vary_paths, "--vary", options->vary,
+                         "a card field and its values: PATH=V1,V2,... (repeatable; values cannot contain ',')");
     sub.add_flag("--zip", options->zip, "pair the i-th values of every --vary instead of crossing them (lists must be equally long)");
-    sub.add_option("--cluster", options->cluster, "target cluster profile for every point (default: each point's launch.cluster)");
+    add_cluster_option(sub, options->cluster, "each point's launch.cluster, else from xpu_spec.model");
     sub.add_option("--results", options->results, "where the sweep directory goes (default: results)");
     sub.add_flag("--dry-run", options->dry_run, "expand and check the points; run nothing, write nothing");
     sub.add_option("--resume", options->resume, "finish a sweep: run again every point not completed or skipped");
@@ -53,12 +53,10 @@ void add_sweep(CLI::App& sub, Action& action) {
                "  ccl-harness sweep card.yaml --zip --vary workload.data.seq_len=1024,2048 --vary workload.data.batch_size=16,8\n"
                "  ccl-harness sweep --resume results/sweep-tiny-ddp-20261123T131500Z-a1b2c3");
     add_report_flags(sub, *flags);
-    sub.callback([options, flags, allow_new, &action] {
-        action = [options, flags, allow_new] {
-            if (!*allow_new) {
-                // Before any point runs: a misspelt path would run identical points.
-                check_card_paths(options->vary, "--vary");
-            }
+    sub.callback([options, flags, vary_paths, &action] {
+        action = [options, flags, vary_paths] {
+            // Before any point runs: a misspelt path would run identical points.
+            vary_paths->check(options->vary);
             return run_sweep_command(*options, *flags);
         };
     });

@@ -1,4 +1,4 @@
-#include "card.hpp"
+#include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "validate.hpp"
@@ -16,12 +16,12 @@ struct ValidateCommandOptions {
     ValidateOptions validate;
     bool json = false;
     bool quiet = false;
-    bool allow_new = false;
+    OverridePaths set_paths;
 };
 
 int run_validate(const ValidateCommandOptions& options) {
-    if (!options.allow_new && !options.validate.profile) {
-        check_card_paths(options.validate.overrides, "--set");
+    if (!options.validate.profile) {
+        options.set_paths.check(options.validate.overrides);
     }
     std::vector<ValidationResult> results;
     std::size_t failed = 0;
@@ -54,9 +54,9 @@ void add_validate(CLI::App& sub, Action& action) {
     sub.add_flag("--strict", options->validate.strict,
                  "also check the card can run: tp·pp·cp·dp_replicate·dp_shard = total_count, whole nodes, "
                  "ep divides dp×tp, batch divides, accelerator matches the target, launch: has what the target needs");
-    sub.add_option("--cluster", options->validate.cluster, "target for --strict (default: launch.cluster, else from xpu_spec.model)");
-    sub.add_option("--set", options->validate.overrides, "override a card field before checking: PATH=VALUE (repeatable)");
-    sub.add_flag("--allow-new", options->allow_new, "accept --set paths the card schema does not know (a new field); by default they are errors");
+    add_cluster_option(sub, options->validate.cluster, "for --strict: launch.cluster, else from xpu_spec.model");
+    add_override_options(sub, options->set_paths, "--set", options->validate.overrides,
+                         "override a card field before checking: PATH=VALUE (repeatable)");
     sub.add_flag("--profile", options->validate.profile, "the files are cluster profiles (clusters/*.yaml)");
     sub.add_flag("--json", options->json, "print one JSON array of results on stdout");
     sub.add_flag("-q,--quiet", options->quiet, "print errors only, not warnings");

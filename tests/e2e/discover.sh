@@ -152,5 +152,8 @@ expect_status 2 "explain an invalid card" -- "$CCL_HARNESS" explain "$tiny" --se
 expect_output "the validate error" "--set Model-executor.model_plan_parallelization.tp=four: Model-executor.model_plan_parallelization.tp: expected a positive integer"
 expect_status 2 "explain an unknown cluster" -- "$CCL_HARNESS" explain "$tiny" --cluster nowhere
 expect_output "unknown cluster" "unknown cluster \"nowhere\""
+expect_status 2 "explain an unknown --set path" -- "$CCL_HARNESS" explain "$tiny" --set launch.stepz=3
+expect_output "unknown path" "--set launch.stepz=3: unknown field \"launch.stepz\"; did you mean \"launch.steps\"?"
+expect_status 0 "explain a new field with --allow-new" -- "$CCL_HARNESS" explain "$tiny" --set launch.stepz=3 --allow-new
 
 finish
