@@ -1,4 +1,5 @@
 #include "bundle_card.hpp"
+#include "trace_names.hpp"
 
 #include "util/error.hpp"
 #include "util/quote.hpp"
@@ -263,14 +264,18 @@ std::optional<std::vector<std::string>> edit_traces(std::vector<std::string> lin
 } // namespace
 
 std::string trace_kind(const std::string& file_name) {
-    if (ends_with(file_name, ".trace.json") || ends_with(file_name, ".trace.json.gz") || ends_with(file_name, ".xplane.pb")) {
+    const TraceName name = classify_trace_name(file_name);
+    switch (name.kind) {
+    case TraceKind::xla:
         return "json_tpu";
-    }
-    if (ends_with(file_name, ".nsys-rep") || ends_with(file_name, ".sqlite")) {
+    case TraceKind::nsys_rep:
+    case TraceKind::nsys_sqlite:
         return "nsys";
-    }
-    if (starts_with(file_name, "kineto_trace_") && (ends_with(file_name, ".json") || ends_with(file_name, ".json.gz"))) {
-        return "json";
+    case TraceKind::kineto:
+        // Only the name the CCL-Bench tools open counts: collection renames the others.
+        return name.canonical ? "json" : "";
+    case TraceKind::not_a_trace:
+        break;
     }
     return "";
 }

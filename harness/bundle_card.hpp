@@ -7,9 +7,10 @@
 
 namespace harness {
 
-/// The metric_source.traces kind for a trace file name: "json" (kineto_trace_<r>.json[.gz]),
-/// "nsys" (.nsys-rep, .sqlite), "json_tpu" (*.trace.json[.gz], *.xplane.pb), or "" for a file
-/// the CCL-Bench tools do not read as a trace.
+/// The metric_source.traces kind for a trace file name, as classify_trace_name (trace_names.hpp)
+/// sees it: "json" (kineto_trace_<r>.json[.gz]), "nsys" (*.nsys-rep, nsys_<r>.sqlite),
+/// "json_tpu" (<host>.trace.json[.gz], *.xplane.pb; not torch's *.pt.trace.json), or "" for a
+/// file the CCL-Bench tools do not read as a trace.
 std::string trace_kind(const std::string& file_name);
 
 /// `card_text` with top-level `trace_url` set to `trace_url` and `metric_source.traces` to

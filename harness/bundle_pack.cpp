@@ -3,6 +3,7 @@
 #include "bundle_card.hpp"
 #include "bundle_manifest.hpp"
 #include "bundle_metrics.hpp"  // k_metrics_name
+#include "trace_names.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/quote.hpp"
@@ -197,9 +198,8 @@ std::vector<std::string> add_traces(Entries& entries, const fs::path& traces) {
         add_entry(entries, relative, std::move(entry));
     }
     if (kinds.empty()) {
-        throw input_error(fmt::format("{}: no traces (kineto_trace_<rank>.json, nsys_<rank>.nsys-rep, *.trace.json.gz): "
-                                      "nothing for the CCL-Bench tools to read",
-                                      traces.string()));
+        throw input_error(fmt::format("{}: no traces ({}): nothing for the CCL-Bench tools to read", traces.string(),
+                                      expected_trace_names()));
     }
     // The order docs/bundle.md lists them in, whatever order the files sort in.
     std::vector<std::string> ordered;

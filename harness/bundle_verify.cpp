@@ -3,6 +3,7 @@
 #include "bundle_manifest.hpp"
 #include "bundle_metrics.hpp"
 #include "provenance.hpp"
+#include "trace_names.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -302,10 +304,17 @@ void check_scripts(const fs::path& dir, const std::vector<std::string>& files, P
 // ---- traces ----
 
 void check_traces(const fs::path& dir, const std::vector<std::string>& files, BundleReport& report) {
+    std::map<long long, std::string> rank_files;  // kineto_trace_<r>.json and .json.gz share a rank
     for (const std::string& relative : files) {
         const std::string first = relative.substr(0, relative.find('/'));
         if (relative.find('/') == std::string::npos && is_trace_file_name(relative)) {
             check_interrupt();
+            if (const long long rank = kineto_trace_rank(relative); rank >= 0) {
+                if (const auto [at, fresh] = rank_files.emplace(rank, relative); !fresh) {
+                    report.problems.push_back(
+                        {relative, fmt::format("a second trace of rank {} (also {}): keep one", rank, at->second)});
+                }
+            }
             BundleTrace trace{relative, check_trace(dir / relative)};
             if (!trace.check.problem.empty()) {
                 report.problems.push_back({relative, trace.check.problem});
@@ -389,9 +398,11 @@ HeldTraces held_traces(const BundleReport& report, const std::vector<std::string
         }
     }
     std::sort(held.ranks.begin(), held.ranks.end());
+    held.ranks.erase(std::unique(held.ranks.begin(), held.ranks.end()), held.ranks.end());
     held.nsys = std::any_of(files.begin(), files.end(), [](const std::string& file) {
-        return file.find('/') == std::string::npos && starts_with(file, "nsys_") &&
-               (ends_with(file, ".nsys-rep") || ends_with(file, ".sqlite"));
+        const TraceName name = classify_trace_name(file);
+        return file.find('/') == std::string::npos && name.canonical &&
+               (name.kind == TraceKind::nsys_rep || name.kind == TraceKind::nsys_sqlite);
     });
     return held;
 }

@@ -1,5 +1,6 @@
 #include "trace_check.hpp"
 
+#include "trace_names.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -18,7 +19,6 @@ namespace harness {
 
 namespace {
 
-constexpr std::string_view k_kineto_prefix = "kineto_trace_";
 constexpr std::string_view k_profiler_step = "ProfilerStep#";
 /// simdjson indexes documents with 32-bit offsets.
 constexpr std::uint64_t k_max_trace_bytes = simdjson::SIMDJSON_MAXSIZE_BYTES - simdjson::SIMDJSON_PADDING;
@@ -32,13 +32,7 @@ bool all_digits(std::string_view text) {
     return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool is_pytorch_handler_name(std::string_view name) {
-    return ends_with(name, ".pt.trace.json") || ends_with(name, ".pt.trace.json.gz");
-}
-
-bool is_xla_name(std::string_view name) {
-    return (ends_with(name, ".trace.json") || ends_with(name, ".trace.json.gz")) && !is_pytorch_handler_name(name);
-}
+bool is_xla_name(std::string_view name) { return classify_trace_name(name).kind == TraceKind::xla; }
 
 /// The bytes of a trace followed by SIMDJSON_PADDING zeros, which simdjson reads past the end.
 struct TraceBytes {
@@ -362,64 +356,39 @@ void count_steps(simdjson::dom::array events, TraceCheck& check) {
     }
 }
 
-/// "rank0_trace.json" (TorchTitan) and "rank-0.json(.gz)" (Megatron) name rank 0.
-long long rank_in_foreign_name(const std::string& name) {
-    std::string digits;
-    if (starts_with(name, "rank") && ends_with(name, "_trace.json")) {
-        digits = name.substr(4, name.size() - 4 - 11);
-    } else if (starts_with(name, "rank-") && (ends_with(name, ".json") || ends_with(name, ".json.gz"))) {
-        digits = name.substr(5, name.size() - 5 - (ends_with(name, ".gz") ? 8 : 5));
-    } else if (starts_with(name, "kineto_trace_") && ends_with(name, ".json.gz")) {
-        return kineto_trace_rank(name.substr(0, name.size() - 3));
-    }
-    if (digits.empty() || digits.size() > 18 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        return -1;
-    }
-    return std::stoll(digits);
-}
-
 } // namespace
 
 std::string misplaced_trace_problem(std::string_view relative) {
     const fs::path path{std::string(relative)};
-    const std::string name = path.filename().string();
+    const std::string file_name = path.filename().string();
+    const TraceName name = classify_trace_name(file_name);
     const bool top = !path.has_parent_path();
-    if (!top && is_trace_file_name(name)) {
-        return fmt::format("a trace inside a folder; the CCL-Bench tools read {} at the bundle's top level", name);
+    if (!top && name.canonical) {
+        return fmt::format("a trace inside a folder; the CCL-Bench tools read {} at the bundle's top level", file_name);
     }
-    if (is_pytorch_handler_name(name)) {
-        return "a trace under the name torch's tensorboard handler gives it; expected kineto_trace_<rank>.json";
+    if (name.form == TraceNameForm::tensorboard_handler) {
+        return fmt::format("a trace under {} name; expected kineto_trace_<rank>.json{} (collection names it by the rank "
+                           "in its distributedInfo)",
+                           describe_trace_name_form(name.form), name.compressed ? ".gz" : "");
     }
-    if (const long long rank = rank_in_foreign_name(name); rank >= 0) {
-        return fmt::format("a trace under a name the CCL-Bench tools do not read; expected kineto_trace_{}.json{}",
-                           rank, ends_with(name, ".gz") ? ", uncompressed" : "");
+    if (name.kind == TraceKind::kineto && !name.canonical && !name.canonical_name.empty()) {
+        return fmt::format("a trace under a name the CCL-Bench tools do not read; expected {}", name.canonical_name);
     }
-    if (top && to_lower(name).find("trace") != std::string::npos &&
-        (ends_with(name, ".json") || ends_with(name, ".json.gz"))) {
-        return "a trace under a name the CCL-Bench tools do not read; expected kineto_trace_<rank>.json or "
-               "<host>.trace.json.gz";
+    if (top && name.kind == TraceKind::not_a_trace && to_lower(file_name).find("trace") != std::string::npos &&
+        (ends_with(file_name, ".json") || ends_with(file_name, ".json.gz"))) {
+        return fmt::format("a trace under a name the CCL-Bench tools do not read; expected {}", expected_trace_names());
     }
     return {};
 }
 
-bool is_trace_file_name(std::string_view name) {
-    return kineto_trace_rank(name) >= 0 || is_xla_name(name);
+bool is_trace_file_name(std::string_view file_name) {
+    const TraceName name = classify_trace_name(file_name);
+    return name.canonical && (name.kind == TraceKind::kineto || (name.kind == TraceKind::xla && !ends_with(file_name, ".xplane.pb")));
 }
 
-long long kineto_trace_rank(std::string_view name) {
-    constexpr std::string_view suffix = ".json";
-    if (!starts_with(name, k_kineto_prefix) || !ends_with(name, suffix) ||
-        name.size() <= k_kineto_prefix.size() + suffix.size()) {
-        return -1;
-    }
-    const std::string_view digits =
-        name.substr(k_kineto_prefix.size(), name.size() - k_kineto_prefix.size() - suffix.size());
-    // Ranks are written without leading zeros; 18 digits keep the value inside a long long.
-    if (!all_digits(digits) || digits.size() > 18 || (digits.size() > 1 && digits.front() == '0')) {
-        return -1;
-    }
-    return std::stoll(std::string(digits));
+long long kineto_trace_rank(std::string_view file_name) {
+    const TraceName name = classify_trace_name(file_name);
+    return name.canonical && name.kind == TraceKind::kineto ? name.rank.value_or(-1) : -1;
 }
 
 TraceCheck check_trace(const fs::path& file) {

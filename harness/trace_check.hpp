@@ -32,16 +32,17 @@ struct TraceCheck {
     std::string problem;
 };
 
-/// True for the file names a bundle holds traces under: kineto_trace_<rank>.json,
-/// <host>.trace.json and <host>.trace.json.gz (but not torch's <worker>.pt.trace.json).
+/// True for the JSON trace names a bundle holds traces under, as classify_trace_name
+/// (trace_names.hpp) has them: kineto_trace_<rank>.json(.gz), <host>.trace.json(.gz) (but not
+/// torch's <worker>.pt.trace.json).
 bool is_trace_file_name(std::string_view name);
 
-/// The rank in kineto_trace_<rank>.json, or -1 for any other name.
+/// The rank in kineto_trace_<rank>.json or kineto_trace_<rank>.json.gz, or -1 for any other name.
 long long kineto_trace_rank(std::string_view name);
 
 /// Why the file at `relative_path` (inside a bundle) looks like a trace the CCL-Bench tools will
-/// not find, naming the name they expect, or empty: a trace file name inside a folder,
-/// TorchTitan's rank<r>_trace.json, Megatron's rank-<r>.json(.gz), a gzip'd Kineto trace,
+/// not find, naming the name they expect, or empty: a canonical trace name inside a folder,
+/// TorchTitan's rank<r>_trace.json, Megatron's rank-<r>.json(.gz), a rank with leading zeros,
 /// torch's tensorboard-handler <worker>.pt.trace.json, any other top-level *trace*.json.
 std::string misplaced_trace_problem(std::string_view relative_path);
 

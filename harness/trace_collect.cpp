@@ -1,11 +1,12 @@
 #include "trace_collect.hpp"
 
+#include "trace_names.hpp"
 #include "trace_normalize.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <regex>
+#include <map>
 
 namespace harness {
 
@@ -13,30 +14,26 @@ namespace {
 
 struct Found {
     fs::path path;
-    long long rank = -1;
-    std::string kind;  ///< torch | torch_gz | nsys_rep | nsys_sqlite | xplane
+    TraceName name;
+    long long rank = -1;  ///< from the name, else from the trace's distributedInfo; -1 unknown
+    long long claimed_world = -1;  ///< the world size the trace's distributedInfo gives, -1 none
 };
 
 std::optional<Found> classify(const fs::path& path) {
-    static const std::regex kineto(R"(^kineto_trace_(\d+)\.json$)");
-    static const std::regex titan(R"(^rank(\d+)_trace\.json$)");
-    static const std::regex megatron(R"(^rank-(\d+)\.json(\.gz)?$)");
-    static const std::regex nsys(R"(^nsys_(\d+)\.(nsys-rep|sqlite)$)");
-    const std::string name = path.filename().string();
-    std::smatch match;
-    if (std::regex_match(name, match, kineto) || std::regex_match(name, match, titan)) {
-        return Found{path, std::stoll(match[1]), "torch"};
+    TraceName name = classify_trace_name(path.filename().string());
+    if (name.kind == TraceKind::not_a_trace) {
+        return std::nullopt;
     }
-    if (std::regex_match(name, match, megatron)) {
-        return Found{path, std::stoll(match[1]), match[2].matched ? "torch_gz" : "torch"};
+    Found found{path, name, name.rank.value_or(-1), -1};
+    if (!name.rank && name.kind == TraceKind::kineto) {
+        // The tensorboard handler's names carry a host and pid, not a rank: Kineto wrote the rank
+        // into the trace.
+        if (const auto info = read_distributed_info(path)) {
+            found.rank = info->rank;
+            found.claimed_world = info->world_size;
+        }
     }
-    if (std::regex_match(name, match, nsys)) {
-        return Found{path, std::stoll(match[1]), match[2] == "nsys-rep" ? "nsys_rep" : "nsys_sqlite"};
-    }
-    if (ends_with(name, ".trace.json") || ends_with(name, ".trace.json.gz") || ends_with(name, ".xplane.pb")) {
-        return Found{path, -1, "xplane"};
-    }
-    return std::nullopt;
+    return found;
 }
 
 std::string backend_of(const Plan& plan) {
@@ -59,30 +56,61 @@ CollectedTraces collect_traces(const Plan& plan, const fs::path& produced, const
     }
     std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
     fs::create_directories(traces_dir);
+    // Serving engines write traces per worker under their own names; only rank-named tracers are checked per rank.
+    const bool per_rank = plan.framework == "torch-ddp" || plan.framework == "torchtitan" || plan.framework == "megatron-lm";
+    const auto shown = [&](const fs::path& path) { return fs::relative(path, produced).generic_string(); };
     CollectedTraces out;
+    std::vector<std::string> problems;
     std::vector<bool> has_torch(static_cast<std::size_t>(plan.world_size), false);
     std::vector<bool> has_nsys(static_cast<std::size_t>(plan.world_size), false);
+    // (kind, rank) -> the file that claimed it first; kineto .json and .json.gz share a rank.
+    std::map<std::pair<TraceKind, long long>, fs::path> claimed;
     for (const auto& item : found) {
         std::string name;
-        if (item.kind == "torch") {
-            name = fmt::format("kineto_trace_{}.json", item.rank);
-            normalize_trace(item.path, traces_dir / name, TraceIdentity{item.rank, plan.world_size, backend_of(plan)});
-        } else if (item.kind == "torch_gz") {
-            // Kept compressed: the CCL-Bench tools open .json.gz too.
-            name = fmt::format("kineto_trace_{}.json.gz", item.rank);
+        const TraceKind kind = item.name.kind;
+        if (!per_rank && !item.name.rank) {
+            // A serving engine's worker writes one file per profiled window, all with one rank:
+            // they are kept as written, not merged into one per-rank name.
+            name = shown(item.path);
+            fs::create_directories((traces_dir / name).parent_path());
             fs::copy_file(item.path, traces_dir / name, fs::copy_options::overwrite_existing);
-        } else if (item.kind == "nsys_rep" || item.kind == "nsys_sqlite") {
-            name = item.path.filename().string();
+            out.files.push_back(name);
+            continue;
+        }
+        if (per_rank && item.rank >= 0 && kind != TraceKind::xla) {
+            const long long world = item.claimed_world >= 0 ? item.claimed_world : plan.world_size;
+            if (item.rank >= world) {
+                problems.push_back(fmt::format("{} is rank {}, but the world size is {}", shown(item.path), item.rank, world));
+                continue;
+            }
+            const auto [at, fresh] = claimed.emplace(std::make_pair(kind, item.rank), item.path);
+            if (!fresh) {
+                problems.push_back(fmt::format("{} and {} both claim rank {}", shown(at->second), shown(item.path), item.rank));
+                continue;
+            }
+        }
+        if (kind == TraceKind::kineto && item.rank >= 0) {
+            name = canonical_trace_name(kind, item.rank, item.name.compressed);
+            if (item.name.compressed) {
+                // Kept compressed: the CCL-Bench tools open .json.gz too.
+                fs::copy_file(item.path, traces_dir / name, fs::copy_options::overwrite_existing);
+            } else {
+                normalize_trace(item.path, traces_dir / name, TraceIdentity{item.rank, plan.world_size, backend_of(plan)});
+            }
+        } else if ((kind == TraceKind::nsys_rep || kind == TraceKind::nsys_sqlite) && item.rank >= 0) {
+            name = canonical_trace_name(kind, item.rank, false);
             fs::copy_file(item.path, traces_dir / name, fs::copy_options::overwrite_existing);
         } else {
-            name = fs::relative(item.path, produced).string();
+            // XLA traces, and traces whose rank is unknown, keep the place the tracer gave them.
+            name = shown(item.path);
             fs::create_directories((traces_dir / name).parent_path());
             fs::copy_file(item.path, traces_dir / name, fs::copy_options::overwrite_existing);
         }
         if (item.rank >= 0 && item.rank < plan.world_size) {
-            auto& flags = item.kind == "nsys_rep" ? has_nsys : has_torch;
-            if (item.kind != "nsys_sqlite") {
-                flags[static_cast<std::size_t>(item.rank)] = true;
+            if (kind == TraceKind::kineto) {
+                has_torch[static_cast<std::size_t>(item.rank)] = true;
+            } else if (kind == TraceKind::nsys_rep) {
+                has_nsys[static_cast<std::size_t>(item.rank)] = true;
             }
         }
         out.files.push_back(name);
@@ -90,22 +118,19 @@ CollectedTraces collect_traces(const Plan& plan, const fs::path& produced, const
     std::sort(out.files.begin(), out.files.end());
     out.files.erase(std::unique(out.files.begin(), out.files.end()), out.files.end());
 
-    std::vector<std::string> problems;
-    const auto expect = [&](const std::vector<bool>& flags, const char* pattern) {
+    const auto expect = [&](const std::vector<bool>& flags, TraceKind kind) {
         for (std::size_t rank = 0; rank < flags.size(); ++rank) {
             if (!flags[rank]) {
                 out.missing.push_back(static_cast<long long>(rank));
-                problems.push_back(fmt::format(fmt::runtime(pattern), rank));
+                problems.push_back(fmt::format("no {} (rank {})", canonical_trace_name(kind, static_cast<long long>(rank), false), rank));
             }
         }
     };
-    // Serving engines write traces per worker under their own names; only rank-named tracers are checked per rank.
-    const bool per_rank = plan.framework == "torch-ddp" || plan.framework == "torchtitan" || plan.framework == "megatron-lm";
     if (per_rank && plan.traces("torch_profiler")) {
-        expect(has_torch, "no kineto_trace_{0}.json (rank {0})");
+        expect(has_torch, TraceKind::kineto);
     }
     if (per_rank && plan.traces("nsys")) {
-        expect(has_nsys, "no nsys_{0}.nsys-rep (rank {0})");
+        expect(has_nsys, TraceKind::nsys_rep);
     }
     if (plan.traces("xplane") && out.files.empty()) {
         problems.push_back("no TPU trace (*.trace.json.gz or *.xplane.pb)");

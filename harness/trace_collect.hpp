@@ -12,12 +12,18 @@ namespace harness {
 struct CollectedTraces {
     std::vector<std::string> files;     ///< relative to the traces directory, sorted
     std::vector<long long> missing;     ///< ranks without their expected trace
-    std::string missing_message;        ///< "no kineto_trace_1.json (rank 1)"
+    /// Everything wrong with the traces, "; "-joined, empty when nothing is: two files claiming one
+    /// rank ("a and b both claim rank 0"), a rank at or past the world size, then the missing
+    /// ranks ("no kineto_trace_1.json (rank 1)").
+    std::string missing_message;
 };
 
-/// Looks under `produced` (the rendered directory's traces/, recursively) for per-rank traces:
-/// kineto_trace_<r>.json, TorchTitan rank<r>_trace.json, Megatron rank-<r>.json(.gz),
-/// nsys_<r>.nsys-rep and .sqlite, TPU *.trace.json(.gz) / *.xplane.pb.
+/// Looks under `produced` (the rendered directory's traces/, recursively) for every name
+/// classify_trace_name (trace_names.hpp) knows. Torch traces become kineto_trace_<r>.json
+/// (normalized) or kineto_trace_<r>.json.gz (copied, still compressed), the rank from the name or,
+/// for the tensorboard handler's <worker>.<ns>.pt.trace.json(.gz), from the trace's
+/// distributedInfo; nsys reports become nsys_<r>.nsys-rep / .sqlite; XLA traces and traces whose
+/// rank is unknown keep their path. Of two files claiming one rank the first (by path) is kept.
 CollectedTraces collect_traces(const Plan& plan, const fs::path& produced, const fs::path& traces_dir);
 
 } // namespace harness

@@ -1,38 +1,31 @@
 #include "metrics/metrics_input.hpp"
 
 #include "metrics/reference_sampling.hpp"
+#include "trace_names.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <regex>
 
 namespace harness::metrics {
 
 namespace {
 
-/// The rank of a per-rank trace by the names frameworks and the harness give them.
-std::optional<long long> rank_from_name(const std::string& name) {
-    static const std::regex k_patterns[] = {
-        std::regex(R"(^kineto_trace_(\d+)\.json(\.gz)?$)"),
-        std::regex(R"(^rank(\d+)_trace\.json(\.gz)?$)"),
-        std::regex(R"(^rank-(\d+)\.json(\.gz)?$)"),
-    };
-    std::smatch match;
-    for (const auto& pattern : k_patterns) {
-        if (std::regex_match(name, match, pattern)) {
-            try {
-                return std::stoll(match[1]);
-            } catch (const std::exception&) {
-                return std::nullopt;
-            }
-        }
+/// The rank of a torch trace: from its name (trace_names.hpp), else, for names that carry none
+/// (torch's tensorboard handler), from the distributedInfo Kineto wrote into it.
+std::optional<long long> torch_rank(const fs::path& file, const TraceName& name) {
+    if (name.kind != TraceKind::kineto) {
+        return std::nullopt;
+    }
+    if (name.rank) {
+        return name.rank;
+    }
+    if (const auto info = read_distributed_info(file)) {
+        return info->rank;
     }
     return std::nullopt;
 }
-
-bool is_xla_trace_name(const std::string& name) { return ends_with(name, ".trace.json") || ends_with(name, ".trace.json.gz"); }
 
 /// JSON the harness writes beside traces: never a rank trace, though the tools list them too.
 bool is_record(const std::string& name) {
@@ -55,9 +48,13 @@ std::vector<TraceInput> list_traces(const fs::path& dir) {
     std::vector<TraceInput> other_json;
     for (const auto& file : files) {
         const std::string name = file.filename().string();
-        const auto rank = rank_from_name(name);
+        const TraceName classified = classify_trace_name(name);
+        const auto rank = torch_rank(file, classified);
         const bool json = ends_with(name, ".json");
-        TraceInput input{file, rank.value_or(-1), rank.has_value() || is_xla_trace_name(name), json};
+        // A torch trace by any of its names, or an XLA JSON trace (an .xplane.pb is not JSON).
+        const bool named_trace = classified.kind == TraceKind::kineto ||
+                                 (classified.kind == TraceKind::xla && !ends_with(name, ".xplane.pb"));
+        TraceInput input{file, rank.value_or(-1), named_trace, json};
         if (input.standard) {
             named.push_back(input);
         } else if ((json || ends_with(name, ".json.gz")) && !is_record(name)) {
@@ -137,7 +134,7 @@ MetricsInput resolve_metrics_input(const fs::path& path) {
         }
         input.layout = "trace file";
         input.trace_dir = path.parent_path();
-        input.traces.push_back(TraceInput{path, rank_from_name(name).value_or(-1), true, true});
+        input.traces.push_back(TraceInput{path, torch_rank(path, classify_trace_name(name)).value_or(-1), true, true});
         return input;
     }
     fs::path dir = path;
@@ -163,9 +160,9 @@ MetricsInput resolve_metrics_input(const fs::path& path) {
     input.trace_dir = dir;
     input.traces = list_traces(dir);
     if (std::none_of(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.standard; })) {
-        throw input_error(fmt::format("{}: no trace files (looked for kineto_trace_<rank>.json, rank<rank>_trace.json, "
-                                      "rank-<rank>.json.gz, *.trace.json and other .json/.json.gz files)",
-                                      dir.string()));
+        throw input_error(fmt::format("{}: no trace files (looked for {}, rank<rank>_trace.json, rank-<rank>.json(.gz), "
+                                      "<worker>.<ns>.pt.trace.json(.gz) and other .json/.json.gz files)",
+                                      dir.string(), expected_trace_names()));
     }
     apply_reference_sample(input);
     return input;

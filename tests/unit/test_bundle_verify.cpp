@@ -11,6 +11,7 @@
 
 using namespace harness;
 using harness::test::TempDir;
+using harness::test::gzip;
 
 namespace {
 
@@ -250,13 +251,16 @@ TEST_CASE("trace file names: the ones bundles use and the common wrong ones", "[
     CHECK(kineto_trace_rank("kineto_trace_12.json") == 12);
     CHECK(kineto_trace_rank("kineto_trace_01.json") == -1);
     CHECK(kineto_trace_rank("kineto_trace_.json") == -1);
-    CHECK(kineto_trace_rank("kineto_trace_1.json.gz") == -1);
+    // Kept compressed by collection and pack: the CCL-Bench tools open .json.gz too (trace_names).
+    CHECK(kineto_trace_rank("kineto_trace_1.json.gz") == 1);
+    CHECK(is_trace_file_name("kineto_trace_1.json.gz"));
+    CHECK_FALSE(is_trace_file_name("host.xplane.pb"));  // not JSON: verify does not parse it
     CHECK(is_trace_file_name("t1v-n-0.trace.json.gz"));
     CHECK_FALSE(is_trace_file_name("worker0.1700000000.pt.trace.json"));
     CHECK(misplaced_trace_problem("rank3_trace.json").find("expected kineto_trace_3.json") != std::string::npos);
-    CHECK(misplaced_trace_problem("rank-2.json.gz").find("expected kineto_trace_2.json, uncompressed") !=
-          std::string::npos);
-    CHECK(misplaced_trace_problem("kineto_trace_1.json.gz").find("expected kineto_trace_1.json") != std::string::npos);
+    CHECK(misplaced_trace_problem("rank-2.json.gz").find("expected kineto_trace_2.json.gz") != std::string::npos);
+    CHECK(misplaced_trace_problem("kineto_trace_01.json").find("expected kineto_trace_1.json") != std::string::npos);
+    CHECK(misplaced_trace_problem("kineto_trace_1.json.gz").empty());
     CHECK(misplaced_trace_problem("traces/kineto_trace_0.json").find("at the bundle's top level") != std::string::npos);
     CHECK(misplaced_trace_problem("worker0.1700000000.pt.trace.json").find("tensorboard") != std::string::npos);
     CHECK(misplaced_trace_problem("my_trace.json").find("expected kineto_trace_<rank>.json") != std::string::npos);
@@ -330,6 +334,22 @@ TEST_CASE("content problems under a matching manifest are found", "[verify]") {
         const BundleReport report = verify_bundle(bundle);
         CHECK(names(report, "run-x.yaml:26:20",
                     "card says total_count: 2 but the bundle has 1 rank trace (kineto_trace_0)"));
+    }
+    SECTION("a compressed trace is a trace, as pack keeps it") {
+        fs::remove(bundle / "kineto_trace_1.json");
+        dir.write("run-x/kineto_trace_1.json.gz", gzip(k_kineto));
+        seal(bundle);
+        const BundleReport report = verify_bundle(bundle);
+        INFO(Catch::Detail::stringify(lines(report)));
+        CHECK(report.valid());
+        CHECK(report.traces.size() == 2);
+    }
+    SECTION("one rank twice, plain and compressed") {
+        dir.write("run-x/kineto_trace_1.json.gz", gzip(k_kineto));
+        seal(bundle);
+        const BundleReport report = verify_bundle(bundle);
+        CHECK(names(report, "kineto_trace_1.json.gz", "a second trace of rank 1 (also kineto_trace_1.json)"));
+        CHECK_FALSE(names(report, "run-x.yaml:26:20", "total_count"));
     }
     SECTION("a renamed trace") {
         fs::rename(bundle / "kineto_trace_1.json", bundle / "rank1_trace.json");

@@ -1,6 +1,7 @@
 #include "test_context.hpp"
 
 #include <fstream>
+#include <zlib.h>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -30,6 +31,25 @@ std::filesystem::path TempDir::write(const std::string& name, const std::string&
     std::filesystem::create_directories(file.parent_path());
     std::ofstream(file, std::ios::binary) << content;
     return file;
+}
+
+std::string gzip(const std::string& text) {
+    z_stream stream{};
+    if (deflateInit2(&stream, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        throw std::runtime_error("deflateInit2 failed");
+    }
+    std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    stream.avail_in = static_cast<uInt>(text.size());
+    stream.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream.avail_out = static_cast<uInt>(out.size());
+    const int status = deflate(&stream, Z_FINISH);
+    out.resize(stream.total_out);
+    deflateEnd(&stream);
+    if (status != Z_STREAM_END) {
+        throw std::runtime_error("deflate did not finish");
+    }
+    return out;
 }
 
 } // namespace harness::test

@@ -20,4 +20,7 @@ private:
     std::filesystem::path m_path;
 };
 
+/// `text` as one gzip member (zlib, level 6): what torch's handler writes for *.json.gz.
+std::string gzip(const std::string& text);
+
 } // namespace harness::test

@@ -8,6 +8,7 @@
 using namespace harness;
 using namespace harness::metrics;
 using harness::test::TempDir;
+using harness::test::gzip;
 
 namespace {
 
@@ -28,20 +29,6 @@ const char* const k_kineto = R"({"schemaVersion": 1, "deviceProperties": [{"id":
  ],
  "traceName": "x"}
 )";
-
-std::string gzip(const std::string& text) {
-    z_stream stream{};
-    REQUIRE(deflateInit2(&stream, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-    std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
-    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-    stream.avail_in = static_cast<uInt>(text.size());
-    stream.next_out = reinterpret_cast<Bytef*>(out.data());
-    stream.avail_out = static_cast<uInt>(out.size());
-    REQUIRE(deflate(&stream, Z_FINISH) == Z_STREAM_END);
-    out.resize(stream.total_out);
-    deflateEnd(&stream);
-    return out;
-}
 
 std::string error_of(const fs::path& file, const ReadOptions& options = {}) {
     try {

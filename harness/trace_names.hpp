@@ -1,0 +1,75 @@
+#pragma once
+// The one place that knows which file names are traces, which rank a name carries, and which
+// names the CCL-Bench tools read. Collection (trace_collect), pack (bundle_card), verify
+// (trace_check) and metrics (metrics_input) all ask here, each keeping its own policy.
+#include "util/fs.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace harness {
+
+enum class TraceKind {
+    not_a_trace,
+    kineto,       ///< torch profiler JSON (Kineto's object form or the legacy autograd array)
+    nsys_rep,     ///< Nsight Systems report
+    nsys_sqlite,  ///< Nsight Systems report exported to SQLite
+    xla,          ///< TPU/XLA profile: <host>.trace.json(.gz) or *.xplane.pb
+};
+
+/// Who gave the file its name.
+enum class TraceNameForm {
+    none,                 ///< not a trace
+    ccl_bench,            ///< kineto_trace_<r>.json(.gz), nsys_<r>.nsys-rep/.sqlite, XLA names
+    torchtitan,           ///< rank<r>_trace.json(.gz)
+    megatron,             ///< rank-<r>.json(.gz)
+    tensorboard_handler,  ///< <worker>.<time_ns>.pt.trace.json(.gz): no rank in the name
+    other_nsys,           ///< <anything>.nsys-rep not named nsys_<r>
+};
+
+struct TraceName {
+    TraceKind kind = TraceKind::not_a_trace;
+    TraceNameForm form = TraceNameForm::none;
+    std::optional<long long> rank;  ///< when the name carries one
+    bool compressed = false;        ///< the name ends in .gz
+    /// True when the name is already one the CCL-Bench tools read (rank written without leading
+    /// zeros for the per-rank forms).
+    bool canonical = false;
+    /// The name the tools read for this file: the name itself when canonical, the per-rank name
+    /// when the rank is known, empty when it is not (tensorboard handler, other nsys reports).
+    std::string canonical_name;
+};
+
+/// Classifies a bare file name (no directory). Never throws.
+TraceName classify_trace_name(std::string_view file_name);
+
+/// kineto_trace_<r>.json(.gz) for kineto, nsys_<r>.nsys-rep / nsys_<r>.sqlite for nsys; empty for
+/// the kinds without per-rank names.
+std::string canonical_trace_name(TraceKind kind, long long rank, bool compressed);
+
+/// "kineto_trace_<rank>.json(.gz), nsys_<rank>.nsys-rep, <host>.trace.json.gz or *.xplane.pb":
+/// the names listed in messages that say what a trace should be called.
+std::string expected_trace_names();
+
+/// "TorchTitan's rank<r>_trace.json" and the like, for messages; empty for ccl_bench and none.
+std::string describe_trace_name_form(TraceNameForm form);
+
+/// What Kineto writes near the top of a trace when torch.distributed is initialized:
+/// "distributedInfo": {"backend": "nccl", "rank": R, "world_size": N, ...}.
+struct DistributedInfo {
+    long long rank = -1;
+    long long world_size = -1;  ///< -1 when absent
+    std::string backend;        ///< empty when absent
+};
+
+/// How far into a trace read_distributed_info looks: Kineto puts the metadata before traceEvents.
+constexpr std::size_t k_distributed_info_window = std::size_t{4} << 20;
+
+/// Finds "distributedInfo" in the first `window` (uncompressed) bytes of `trace`, gzip or plain
+/// (recognised by the magic bytes). nullopt when it is not there, has no integer rank >= 0, is
+/// malformed, or the file cannot be read: the caller then treats the rank as unknown.
+std::optional<DistributedInfo> read_distributed_info(const fs::path& trace,
+                                                     std::size_t window = k_distributed_info_window);
+
+} // namespace harness
