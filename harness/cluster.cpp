@@ -111,7 +111,14 @@ ClusterProfile load_checked(const fs::path& file) {
     ClusterProfile profile;
     const Diagnostics diagnostics = ClusterProfile::check(file, &profile);
     if (diagnostics.has_errors()) {
-        throw input_error(fmt::format("invalid cluster profile:\n{}", diagnostics.format()));
+        // main adds the one "ccl-harness: error:" prefix; every error follows on its own line.
+        std::vector<std::string> errors;
+        for (const Diagnostic& item : diagnostics.items()) {
+            if (item.severity == Severity::error) {
+                errors.push_back(item.text());
+            }
+        }
+        throw input_error(fmt::format("invalid cluster profile {}:\n  {}", enquote(file.string()), join(errors, "\n  ")));
     }
     return profile;
 }
@@ -186,8 +193,11 @@ ClusterProfile ClusterProfile::find(const std::string& value, const fs::path& ba
     if (is_profile_path(value)) {
         const fs::path file = base.empty() || fs::path(value).is_absolute() ? fs::path(value) : base / value;
         std::error_code ec;
-        if (!fs::is_regular_file(file, ec)) {
+        if (!fs::exists(file, ec)) {
             throw input_error(fmt::format("cluster profile {}: no such file", enquote(file.string())));
+        }
+        if (!fs::is_regular_file(file, ec)) {
+            throw input_error(fmt::format("cluster profile {}: not a regular file", enquote(file.string())));
         }
         ClusterProfile profile = load_checked(file);
         profile.found = ProfileSource::path;

@@ -70,7 +70,17 @@ std::string describe(const YAML::Node& node) {
     if (node.IsMap()) {
         return "a mapping";
     }
-    return enquote(node.Scalar());
+    // A whole file read as one scalar (a passwd file, a binary) must not become the message.
+    constexpr std::size_t k_shown = 60;
+    const std::string& text = node.Scalar();
+    if (text.size() <= k_shown) {
+        return enquote(text);
+    }
+    std::size_t cut = k_shown;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+        --cut;  // not inside a UTF-8 sequence
+    }
+    return fmt::format("{}... ({} characters)", enquote(text.substr(0, cut)), text.size());
 }
 
 bool is_empty(const YAML::Node& node) {
