@@ -144,15 +144,8 @@ bool is_profile_path(const std::string& value) {
 }
 
 fs::path user_clusters_dir() {
-    const char* xdg = std::getenv("XDG_CONFIG_HOME");
-    if (xdg != nullptr && fs::path(xdg).is_absolute()) {
-        return fs::path(xdg) / "ccl-harness" / "clusters";
-    }
-    const char* home = std::getenv("HOME");
-    if (home != nullptr && *home != '\0') {
-        return fs::path(home) / ".config" / "ccl-harness" / "clusters";
-    }
-    return {};
+    const fs::path base = xdg_base_dir("XDG_CONFIG_HOME", ".config");
+    return base.empty() ? base : base / "ccl-harness" / "clusters";
 }
 
 std::vector<fs::path> cluster_search_path() {
@@ -203,7 +196,8 @@ ClusterProfile ClusterProfile::find(const std::string& value, const fs::path& ba
         profile.found = ProfileSource::path;
         return profile;
     }
-    for (const ClusterEntry& entry : find_clusters()) {
+    const std::vector<ClusterEntry> entries = find_clusters();
+    for (const ClusterEntry& entry : entries) {
         if (entry.name == value) {
             ClusterProfile profile = load_checked(entry.file);
             profile.found = entry.found;
@@ -212,7 +206,7 @@ ClusterProfile ClusterProfile::find(const std::string& value, const fs::path& ba
         }
     }
     std::vector<std::string> known;
-    for (const ClusterEntry& entry : find_clusters()) {
+    for (const ClusterEntry& entry : entries) {
         known.push_back(entry.name);
     }
     std::vector<std::string> searched;

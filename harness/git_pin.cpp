@@ -354,19 +354,18 @@ fs::path git_cache_entry(const std::string& repo, const fs::path& cache) {
 }
 
 fs::path default_git_cache() {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    if (xdg != nullptr && fs::path(xdg).is_absolute()) {
-        return fs::path(xdg) / "ccl-harness" / "git";
-    }
-    const char* home = std::getenv("HOME");
-    if (home == nullptr || *home == '\0') {
+    fs::path base = xdg_base_dir("XDG_CACHE_HOME", ".cache");
+    if (base.empty()) {
+        // A cache may live in the account's home even where HOME is unset (cron, some batch systems).
         const passwd* user = ::getpwuid(::getuid());
-        home = user != nullptr ? user->pw_dir : nullptr;
+        if (user != nullptr && user->pw_dir != nullptr && *user->pw_dir != '\0') {
+            base = fs::path(user->pw_dir) / ".cache";
+        }
     }
-    if (home == nullptr || *home == '\0') {
+    if (base.empty()) {
         throw input_error("no git cache directory: set XDG_CACHE_HOME or HOME, or pass --git-cache DIR");
     }
-    return fs::path(home) / ".cache" / "ccl-harness" / "git";
+    return base / "ccl-harness" / "git";
 }
 
 PinnedSource pin_source(const std::string& repo, const std::string& ref, const fs::path& cache) {

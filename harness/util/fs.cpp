@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
 #include <openssl/evp.h>
@@ -79,6 +80,18 @@ fs::path absolute_path(const fs::path& path) {
         return path;
     }
     return fs::absolute(path).lexically_normal();
+}
+
+fs::path xdg_base_dir(const char* variable, const char* under_home) {
+    const char* xdg = std::getenv(variable);
+    if (xdg != nullptr && fs::path(xdg).is_absolute()) {
+        return xdg;
+    }
+    const char* home = std::getenv("HOME");
+    if (home != nullptr && *home != '\0') {
+        return fs::path(home) / under_home;
+    }
+    return {};
 }
 
 bool is_inside(const fs::path& path, const fs::path& dir) {

@@ -22,6 +22,11 @@ bool is_inside(const fs::path& path, const fs::path& dir);
 /// starts in, a cache, a record on disk) goes through here: ranks and sbatch start elsewhere.
 fs::path absolute_path(const fs::path& path);
 
+/// An XDG base directory: $`variable` when it holds an absolute path (a relative one is ignored,
+/// as the XDG base-directory spec says), else $HOME/`under_home`; empty when HOME is unset too.
+/// E.g. xdg_base_dir("XDG_CONFIG_HOME", ".config").
+fs::path xdg_base_dir(const char* variable, const char* under_home);
+
 /// sha256 of a byte string, lowercase hex.
 std::string sha256_hex(const std::string& bytes);
 
