@@ -1,6 +1,7 @@
 #include "trace_check.hpp"
 
 #include "trace_names.hpp"
+#include "util/json.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -127,23 +128,14 @@ struct Balance {
 Balance scan_balance(const char* data, std::size_t size) {
     Balance balance;
     std::vector<char> stack;
-    bool in_string = false;
-    bool escaped = false;
+    JsonStringState strings;
     for (std::size_t i = 0; i < size; ++i) {
         const char c = data[i];
-        if (in_string) {
-            if (escaped) {
-                escaped = false;
-            } else if (c == '\\') {
-                escaped = true;
-            } else if (c == '"') {
-                in_string = false;
-            }
+        if (strings.consumed(c)) {
             continue;
         }
         switch (c) {
         case '"':
-            in_string = true;
             balance.last_structural = i;
             break;
         case '{':
@@ -168,7 +160,7 @@ Balance scan_balance(const char* data, std::size_t size) {
             break;
         }
     }
-    if (in_string) {
+    if (strings.in_string) {
         balance.open = "a string";
     } else if (!stack.empty()) {
         balance.open = stack.back() == '{' ? "an object" : "an array";

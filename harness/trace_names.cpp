@@ -2,6 +2,7 @@
 
 #include "metrics/byte_source.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -82,21 +83,13 @@ TraceName whole_name(TraceKind kind, TraceNameForm form, std::string_view name, 
 /// ends first. Braces inside strings do not count.
 std::size_t object_end(std::string_view text, std::size_t open) {
     int depth = 0;
-    bool in_string = false;
-    bool escaped = false;
+    JsonStringState strings;
     for (std::size_t i = open; i < text.size(); ++i) {
         const char c = text[i];
-        if (in_string) {
-            if (escaped) {
-                escaped = false;
-            } else if (c == '\\') {
-                escaped = true;
-            } else if (c == '"') {
-                in_string = false;
-            }
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '{') {
+        if (strings.consumed(c)) {
+            continue;
+        }
+        if (c == '{') {
             ++depth;
         } else if (c == '}' && --depth == 0) {
             return i + 1;

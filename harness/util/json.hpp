@@ -67,4 +67,28 @@ private:
 
 Json json_string_array(const std::vector<std::string>& values);
 
+/// Follows raw JSON text one character at a time, so that a scan for brackets can skip what is
+/// inside strings (escaped quotes included) without parsing.
+struct JsonStringState {
+    bool in_string = false;
+    bool escaped = false;
+
+    /// True when `c` belongs to a string's body or is its closing quote: not structural. An
+    /// opening quote returns false (the caller may note it) and starts the string.
+    bool consumed(char c) {
+        if (!in_string) {
+            in_string = c == '"';
+            return false;
+        }
+        if (escaped) {
+            escaped = false;
+        } else if (c == '\\') {
+            escaped = true;
+        } else if (c == '"') {
+            in_string = false;
+        }
+        return true;
+    }
+};
+
 } // namespace harness
