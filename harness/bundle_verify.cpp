@@ -331,6 +331,31 @@ void check_traces(const fs::path& dir, const std::vector<std::string>& files, Bu
     }
 }
 
+/// The window the run was planned with (scripts/plan.json profile.traced_steps) against the
+/// ProfilerStep markers each Kineto trace holds: a framework that traces one step more or less
+/// than the card says (an off-by-one schedule) makes every per-step metric describe another run.
+/// Bundles from before plan.json carried traced_steps, and plans that count no steps, are not checked.
+void check_window(const fs::path& dir, BundleReport& report) {
+    if (!fs::is_regular_file(fs::symlink_status(dir / "scripts" / "plan.json"))) {
+        return;
+    }
+    JsonRecord plan;
+    Problems ignored; // a malformed plan.json is not a trace problem; the manifest vouches for it
+    load_record(dir, "scripts/plan.json", "", plan, ignored);
+    std::int64_t traced_steps = 0;
+    if (!plan.ok || plan.root["profile"]["traced_steps"].get_int64().get(traced_steps) != simdjson::SUCCESS || traced_steps <= 0) {
+        return;
+    }
+    for (const BundleTrace& trace : report.traces) {
+        if (trace.check.step_marker == "ProfilerStep#N" && static_cast<std::int64_t>(trace.check.steps) != traced_steps) {
+            report.problems.push_back(
+                {trace.path, fmt::format("{} ProfilerStep markers, but the run was planned to trace {} (scripts/plan.json "
+                                         "profile.traced_steps, from the card's launch.profile.active)",
+                                         trace.check.steps, traced_steps)});
+        }
+    }
+}
+
 /// "kineto_trace_0..7", "kineto_trace_3", or "kineto_trace_0, 2, 5".
 std::string describe_ranks(const std::vector<long long>& ranks) {
     const bool contiguous = ranks.back() - ranks.front() + 1 == static_cast<long long>(ranks.size());
@@ -441,10 +466,32 @@ void check_trace_kinds(const YamlDocument& doc, const fs::path& dir, const HeldT
 }
 
 /// Without a card field naming sampled ranks (CCL-Bench cards have none), every rank is traced.
+/// True when the run's plan (scripts/plan.json) says its framework profiles rank 0 only
+/// (framework_config.torch_profiler_ranks "0": SGLang's bench_one_batch, harness/frameworks/sglang.cpp).
+bool planned_rank0_only(const fs::path& dir) {
+    if (!fs::is_regular_file(fs::symlink_status(dir / "scripts" / "plan.json"))) {
+        return false;
+    }
+    JsonRecord plan;
+    Problems ignored;
+    load_record(dir, "scripts/plan.json", "", plan, ignored);
+    std::string_view ranks;
+    return plan.ok && plan.root["framework_config"]["torch_profiler_ranks"].get_string().get(ranks) == simdjson::SUCCESS &&
+           ranks == "0";
+}
+
 void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, BundleReport& report) {
     const long long total = total_count(doc.root());
     const std::vector<long long>& ranks = held.ranks;
     if (total <= 0 || (ranks.empty() && !lists_any(listed_traces(doc.root()), k_kineto_kinds))) {
+        return;
+    }
+    if (planned_rank0_only(dir) && total > 0) {
+        if (ranks != std::vector<long long>{0}) {
+            report.problems.push_back({"kineto_trace_0.json",
+                                       "the plan traces rank 0 only (framework_config.torch_profiler_ranks), but the "
+                                       "bundle's rank traces are not exactly kineto_trace_0"});
+        }
         return;
     }
     if (static_cast<long long>(ranks.size()) != total) {
@@ -570,6 +617,7 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
     }
     check_interrupt();
     check_traces(dir, files, report);
+    check_window(dir, report);
     check_card(dir, files, report);
     check_metrics(dir, report.problems);
     check_provenance(dir, report.name, report.problems);

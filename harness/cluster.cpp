@@ -58,8 +58,6 @@ const std::vector<FieldSpec>& profile_schema() {
             spec("tpu", ValueKind::map, Need::optional, {
                 spec("runtime_version", ValueKind::string),
                 spec("slices", ValueKind::string_list),
-                spec("chips_per_host_small", ValueKind::positive_int),
-                spec("chips_per_host", ValueKind::positive_int),
                 spec("default_zone", ValueKind::string),
             }),
             env,
@@ -281,8 +279,6 @@ Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
         }
         p.tpu_slices.push_back(chips);
     }
-    p.tpu_chips_per_host_small = integer(root, "tpu.chips_per_host_small");
-    p.tpu_chips_per_host = integer(root, "tpu.chips_per_host");
     p.tpu_default_zone = text(root, "tpu.default_zone");
     const YAML::Node env = find_node(root, "env");
     if (env.IsMap()) {

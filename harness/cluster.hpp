@@ -37,8 +37,6 @@ struct ClusterProfile {
     bool gpus_per_node_flag = false;  ///< emit --gpus-per-node
     std::string tpu_runtime_version;
     std::vector<long long> tpu_slices;
-    long long tpu_chips_per_host_small = 0;  ///< chips per VM up to the single-host size
-    long long tpu_chips_per_host = 0;        ///< chips per VM in multi-host slices
     std::string tpu_default_zone;
     std::vector<std::pair<std::string, std::string>> env;
     std::vector<std::string> modules;

@@ -1,6 +1,10 @@
 #include "plan.hpp"
 
+#include "container_plan.hpp"
+#include "frameworks/framework_plan.hpp"
+
 #include "schema.hpp"
+#include "tpu_slices.hpp"
 #include "util/error.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
@@ -14,11 +18,11 @@ namespace harness {
 namespace {
 
 /// Collects runnability problems at the severity the caller asked for.
-class Findings {
+class Findings final : public PlanFindings {
 public:
     Findings(const WorkloadCard& card, bool strict, Diagnostics& out) : m_card(card), m_strict(strict), m_out(out) {}
 
-    void problem(const std::string& field, const std::string& message) {
+    void problem(const std::string& field, const std::string& message) override {
         const std::string location = m_card.document().location(find_node(m_card.document().root(), field), field);
         if (m_strict) {
             m_out.error(location, field, message);
@@ -82,18 +86,6 @@ long long tasks_per_node(const std::string& framework, long long ranks_per_node)
         return ranks_per_node;
     }
     return 1;
-}
-
-/// v6e slices are 2-D tori; GKE selects nodes by this grid.
-std::string tpu_topology(long long chips) {
-    static const std::pair<long long, const char*> k_grids[] = {{1, "1x1"}, {4, "2x2"}, {8, "2x4"}, {16, "4x4"},
-                                                               {32, "4x8"}, {64, "8x8"}, {128, "8x16"}, {256, "16x16"}};
-    for (const auto& [count, grid] : k_grids) {
-        if (count == chips) {
-            return grid;
-        }
-    }
-    return {};
 }
 
 /// Fills Plan::origins next to each decision in make_plan, so the explanation cannot drift from
@@ -303,12 +295,8 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
                          fmt::format("tp·pp·cp·dp_replicate·dp_shard = {}·{}·{}·{}·{} = {}, but total_count is {}", par.tp,
                                      par.pp, par.cp, par.dp_replicate, par.dp_shard, par.product(), total));
     }
+    // How expert parallelism divides the ranks differs by framework: plan_framework checks it.
     const long long dp = par.dp_replicate * par.dp_shard;
-    if (card.has_executor && par.ep > 1 && (dp * par.tp) % par.ep != 0) {
-        findings.problem("Model-executor.model_plan_parallelization.ep",
-                         fmt::format("ep {} does not divide the data-parallel × tensor group ({}·{} = {})", par.ep, dp,
-                                     par.tp, dp * par.tp));
-    }
 
     plan.batch_size = card.batch_size.value_or(0);
     origin.card("data.batch_size", "workload.data.batch_size");
@@ -379,6 +367,12 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
                                                      plan.steps, window, plan.profile.wait, plan.profile.warmup, plan.profile.active));
     }
     plan.trace_kinds = trace_kinds(card, cluster);
+    if (plan.traces("torch_profiler") && plan.phase == "training") {
+        plan.traced_steps = plan.profile.active;
+        origin.derived("profile.traced_steps", "launch.profile.active: one ProfilerStep per training step traced");
+    } else {
+        origin.derived("profile.traced_steps", "0: no torch.profiler training steps to count (inference, or another tracer)");
+    }
     if (card.traces.empty()) {
         origin.fallback("traces", "torch_profiler on GPU and CPU clusters, xplane on TPU (the card lists no metric_source.traces)");
     } else {
@@ -425,23 +419,10 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
                              : !cluster.container_default.empty()   ? cluster.container_default
                                                                     : "none";
     origin.card_or_profile("container.runtime", "launch.container.runtime", "container.default", "none when the profile names no default");
-    if (plan.container_runtime != "none" && !cluster.container_runtimes.empty() &&
-        std::find(cluster.container_runtimes.begin(), cluster.container_runtimes.end(), plan.container_runtime) ==
-            cluster.container_runtimes.end()) {
-        findings.problem("launch.container.runtime", fmt::format("{} is not available on {} (it has {})", enquote(plan.container_runtime),
-                                                                 cluster.name, join(cluster.container_runtimes, ", ")));
-    }
     plan.container_image = card.launch.container_image;
     origin.card_or_default("container.image", "launch.container.image", "no image");
-    static const std::regex by_digest(R"(^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$)");
-    if (plan.container_runtime != "none") {
-        if (plan.container_image.empty()) {
-            findings.problem("launch.container.image", "a containerized run needs launch.container.image (pinned by @sha256 digest)");
-        } else if (!std::regex_match(plan.container_image, by_digest)) {
-            findings.problem("launch.container.image",
-                             fmt::format("{} is not pinned by digest (expected registry/name@sha256:<64 hex>)", enquote(plan.container_image)));
-        }
-    }
+    // The runtime's image rules, the NCCL plugin per CUDA major and CPUs per task: container_plan.cpp.
+    plan_container(card, cluster, plan, findings);
     plan.source_repo = card.launch.source_repo;
     plan.source_ref = card.launch.source_ref;
     origin.card_or_default("source.repo", "launch.source.repo", "no source repository: the framework as installed");
@@ -470,7 +451,8 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     if (cluster.scheduler == "tpu-vm" || cluster.scheduler == "gke") {
         plan.tpu_accelerator_type = fmt::format("v6e-{}", total);
         origin.derived("tpu.accelerator_type", fmt::format("v6e-<total_count {}>", total));
-        if (!cluster.tpu_slices.empty() &&
+        // The profile may offer fewer sizes than exist (quota, a site's node pools).
+        if (find_v6e_slice(total) && !cluster.tpu_slices.empty() &&
             std::find(cluster.tpu_slices.begin(), cluster.tpu_slices.end(), total) == cluster.tpu_slices.end()) {
             std::vector<std::string> sizes;
             for (long long s : cluster.tpu_slices) {
@@ -479,17 +461,35 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
             findings.problem("workload.hardware.xpu_spec.total_count",
                              fmt::format("there is no v6e-{} slice (slices: {})", total, join(sizes, ", ")));
         }
-        plan.tpu_topology = tpu_topology(total);
-        origin.derived("tpu.topology", fmt::format("the chip grid of a {}-chip v6e slice", total));
-        plan.tpu_chips_per_host = total <= cluster.tpu_chips_per_host_small ? total : std::max(1LL, cluster.tpu_chips_per_host);
-        if (total <= cluster.tpu_chips_per_host_small) {
-            origin.derived("tpu.chips_per_host", fmt::format("total_count {} <= tpu.chips_per_host_small {}: one host", total,
-                                                             cluster.tpu_chips_per_host_small));
-        } else {
-            origin.profile("tpu.chips_per_host", "tpu.chips_per_host");
+        // One table (tpu_slices) gives the grid and the VMs: xpk's for a GKE cluster and the
+        // JobSet, the Cloud TPU API's for tpu-vm workers (they differ at v6e-8: 2 x 4 vs 1 x 8).
+        const bool gke = cluster.scheduler == "gke";
+        const std::optional<TpuSlice> slice = find_v6e_slice(total);
+        if (!slice) {
+            findings.problem("workload.hardware.xpu_spec.total_count",
+                             fmt::format("there is no v6e-{} slice (xpk and Cloud TPU have {})", total, v6e_slice_names()));
         }
-        plan.tpu_hosts = std::max(1LL, total / std::max(1LL, plan.tpu_chips_per_host));
-        origin.derived("tpu.hosts", fmt::format("total_count {} / chips_per_host {}", total, plan.tpu_chips_per_host));
+        const TpuSlice shape = slice.value_or(TpuSlice{total, "", "", 1, total, 1, total});
+        plan.tpu_topology = std::string(shape.topology);
+        origin.derived("tpu.topology", fmt::format("xpk's chip grid of a v6e-{} slice (harness/tpu_slices.cpp)", total));
+        plan.tpu_machine_type = std::string(shape.gke_machine_type);
+        plan.tpu_gke_hosts = shape.gke_hosts;
+        plan.tpu_gke_chips_per_host = shape.gke_chips_per_host;
+        origin.derived("tpu.machine_type", fmt::format("xpk's node machine type of a v6e-{} slice", total));
+        origin.derived("tpu.gke_hosts", fmt::format("xpk's VMs per v6e-{} slice: one JobSet pod each", total));
+        origin.derived("tpu.gke_chips_per_host", fmt::format("xpk's chips per VM of a v6e-{} slice: google.com/tpu per pod", total));
+        plan.tpu_hosts = gke ? shape.gke_hosts : shape.vm_hosts;
+        plan.tpu_chips_per_host = gke ? shape.gke_chips_per_host : shape.vm_chips_per_host;
+        const char* const source = gke ? "xpk's node pool" : "the Cloud TPU API's TPU VMs";
+        origin.derived("tpu.hosts", fmt::format("{} for v6e-{}: {} VM(s)", source, total, plan.tpu_hosts));
+        origin.derived("tpu.chips_per_host", fmt::format("{} for v6e-{}: {} chip(s) per VM", source, total, plan.tpu_chips_per_host));
+        // A count_per_node above the slice only says the VM could hold more; one within it must
+        // match the VMs, or the card describes hosts the run does not have.
+        if (slice && card.count_per_node > 0 && card.count_per_node <= total && card.count_per_node != plan.tpu_chips_per_host) {
+            findings.problem("workload.hardware.xpu_spec.count_per_node",
+                             fmt::format("count_per_node {}, but {} give(s) a v6e-{} slice as {} VM(s) x {} chips", card.count_per_node,
+                                         source, total, plan.tpu_hosts, plan.tpu_chips_per_host));
+        }
         plan.nodes = plan.tpu_hosts;
         plan.ranks_per_node = plan.tpu_chips_per_host;
         plan.tasks_per_node = 1;
@@ -521,6 +521,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
         }
         plan.tpu_name = name.substr(0, 60);
     }
+    plan_framework(card, plan, findings);
     return plan;
 }
 
@@ -543,13 +544,26 @@ Json plan_to_json(const Plan& plan) {
     json["parallelism"] = Json(Json::Object{{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"dp_replicate", p.dp_replicate},
                                             {"dp_shard", p.dp_shard}, {"ep", p.ep}, {"pp_mb", p.pp_mb}});
     json["steps"] = plan.steps;
-    json["profile"] = Json(Json::Object{{"wait", plan.profile.wait}, {"warmup", plan.profile.warmup}, {"active", plan.profile.active}});
+    json["profile"] = Json(Json::Object{{"wait", plan.profile.wait}, {"warmup", plan.profile.warmup}, {"active", plan.profile.active},
+                                        {"traced_steps", plan.traced_steps}});
     json["traces"] = json_string_array(plan.trace_kinds);
     json["data"] = Json(Json::Object{{"batch_size", plan.batch_size}, {"micro_batch_size", plan.micro_batch_size},
                                      {"seq_len", plan.seq_len}, {"input_len", plan.input_len}, {"output_len", plan.output_len}});
     json["scheduler_options"] = Json(Json::Object{{"account", plan.account}, {"qos", plan.qos}, {"partition", plan.partition},
                                                   {"time_limit", plan.time_limit}, {"constraint", plan.constraint}});
     json["container"] = Json(Json::Object{{"image", plan.container_image}, {"runtime", plan.container_runtime}});
+    if (plan.cuda_major > 0) {
+        json["container"]["cuda_major"] = plan.cuda_major;
+    }
+    if (!plan.nccl_plugin.empty()) {
+        json["container"]["nccl_plugin"] = plan.nccl_plugin;
+    }
+    if (!plan.container_build.empty()) {
+        json["container"]["build"] = plan.container_build;
+    }
+    if (plan.cpus_per_task > 0) {
+        json["scheduler_options"]["cpus_per_task"] = plan.cpus_per_task;
+    }
     json["source"] = Json(Json::Object{{"repo", plan.source_repo}, {"ref", plan.source_ref}});
     if (!plan.source_commit.empty()) {
         json["source"]["commit"] = plan.source_commit;
@@ -560,9 +574,17 @@ Json plan_to_json(const Plan& plan) {
     }
     json["env"] = env;
     json["extra_args"] = json_string_array(plan.extra_args);
+    if (!plan.framework_config.empty()) {
+        Json config = Json::object();
+        for (const auto& [key, value] : plan.framework_config) {
+            config[key] = value;
+        }
+        json["framework_config"] = config;
+    }
     if (!plan.tpu_accelerator_type.empty()) {
         json["tpu"] = Json(Json::Object{{"accelerator_type", plan.tpu_accelerator_type}, {"topology", plan.tpu_topology}, {"hosts", plan.tpu_hosts},
-                                        {"chips_per_host", plan.tpu_chips_per_host}, {"project", plan.tpu_project},
+                                        {"chips_per_host", plan.tpu_chips_per_host}, {"machine_type", plan.tpu_machine_type},
+                                        {"gke_hosts", plan.tpu_gke_hosts}, {"gke_chips_per_host", plan.tpu_gke_chips_per_host}, {"project", plan.tpu_project},
                                         {"zone", plan.tpu_zone}, {"name", plan.tpu_name},
                                         {"runtime_version", plan.tpu_runtime_version}, {"spot", plan.tpu_spot}});
     }

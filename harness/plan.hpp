@@ -42,6 +42,10 @@ struct Plan {
     long long steps = 0;
     ProfileWindow profile;
     std::vector<std::string> trace_kinds;  ///< torch_profiler | nsys | xplane
+    /// ProfilerStep#N markers each traced rank's Kineto trace must hold: profile.active for a
+    /// framework that steps torch.profiler once per training step, 0 where its steps are not
+    /// counted that way (a framework's plan step decides). verify holds the traces to it.
+    long long traced_steps = 0;
 
     long long batch_size = 0;
     long long micro_batch_size = 0;  ///< per data-parallel rank
@@ -56,6 +60,10 @@ struct Plan {
     std::string constraint;
     std::string container_image;
     std::string container_runtime;  ///< shifter | podman-hpc | docker | none
+    long long cuda_major = 0;       ///< the image's CUDA major (workload.hardware.driver_version); 0 when unknown
+    std::string nccl_plugin;        ///< shifter modules or podman-hpc option for NERSC's NCCL plugin (container_plan)
+    std::string container_build;    ///< podman-hpc: the image built from the rendered Containerfile (render sets it)
+    long long cpus_per_task = 0;    ///< Slurm --cpus-per-task: cpus_per_node / tasks per node; 0 when unknown
     std::string source_repo;
     std::string source_ref;
     std::string source_commit;  ///< full SHA source_ref resolved to (run, render --pin); empty when not pinned
@@ -71,11 +79,18 @@ struct Plan {
     std::string tpu_topology;          ///< chip grid, 2x4 for v6e-8
     long long tpu_hosts = 0;
     long long tpu_chips_per_host = 0;
+    std::string tpu_machine_type;       ///< GKE node machine type of the slice (ct6e-standard-4t)
+    long long tpu_gke_hosts = 0;        ///< JobSet pods (xpk's VMs per slice)
+    long long tpu_gke_chips_per_host = 0;  ///< google.com/tpu per pod
     std::string tpu_project;
     std::string tpu_zone;
     std::string tpu_name;
     std::string tpu_runtime_version;
     bool tpu_spot = false;
+
+    /// The framework's own configuration decided from the card (harness/frameworks/<name>.cpp):
+    /// key -> value, read by templates as {{fw.KEY}}.
+    std::map<std::string, std::string> framework_config;
 
     /// plan.json field path ("geometry.nodes", "env.NCCL_DEBUG") -> where its value came from.
     std::map<std::string, Origin> origins;

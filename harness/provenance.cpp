@@ -164,7 +164,9 @@ Json make_provenance(const RenderedRun& run, const RunRecord& record, const Prov
         const std::optional<std::string> digest = container_digest(plan.container_image);
         out["container"] = Json(Json::Object{{"image", plan.container_image},
                                              {"digest", digest ? Json(*digest) : Json()},
-                                             {"runtime", plan.container_runtime}});
+                                             {"runtime", plan.container_runtime},
+                                             // the image built from the rendered Containerfile (podman-hpc), named by its content
+                                             {"build", plan.container_build.empty() ? Json() : Json(plan.container_build)}});
     }
 
     out["hosts"] = hosts_of(probes);
@@ -386,6 +388,9 @@ void check_container(ProvenanceChecker& check, const Json& root) {
     check.text(*container, "container", "image");
     check.pin(*container, "container", "digest", 64, true, "sha256:");
     check.text(*container, "container", "runtime");
+    if (container->find("build") != nullptr) {  // absent in bundles from before images were built
+        check.text(*container, "container", "build", true);
+    }
 }
 
 void check_hosts(ProvenanceChecker& check, const Json& root) {

@@ -1,6 +1,8 @@
 #include "render.hpp"
 
+#include "container_plan.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
 
@@ -9,8 +11,10 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <kainjow/mustache.hpp>
+#include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <unistd.h>
 
 namespace harness {
@@ -71,9 +75,15 @@ std::vector<std::string> sbatch_directives(const Plan& plan, const ClusterProfil
     if (cluster.gpus_per_node_flag) {
         out.push_back(directive("--gpus-per-node=", std::to_string(cluster.accelerators_per_node), "gpus per node"));
     }
-    if (plan.container_runtime == "shifter" && !plan.container_image.empty()) {
-        out.push_back(directive("--image=", plan.container_image, "launch.container.image"));
-        out.push_back("--module=gpu,nccl-plugin");
+    if (plan.cpus_per_task > 0) {
+        out.push_back(directive("--cpus-per-task=", std::to_string(plan.cpus_per_task), "cpus per task"));
+    }
+    // Shifter looks the image up as TYPE:TAG at submission; a digest is refused there (and by
+    // validate --strict first, docs/containers.md), not dropped here.
+    const std::string shifter_image = shifter_image_for(plan.container_image);
+    if (plan.container_runtime == "shifter" && !shifter_image.empty()) {
+        out.push_back(directive("--image=", shifter_image, "launch.container.image"));
+        out.push_back(directive("--module=", plan.nccl_plugin.empty() ? "gpu" : plan.nccl_plugin, "NCCL plugin"));
     }
     out.push_back("--output=logs/%x-%j.out");
     return out;
@@ -130,6 +140,14 @@ mustache::data make_context(const Plan& plan, const ClusterProfile& cluster) {
     ctx.set("runtime_podman", flag(plan.container_runtime == "podman-hpc"));
     ctx.set("runtime_docker", flag(plan.container_runtime == "docker"));
     ctx.set("runtime_none", flag(plan.container_runtime == "none"));
+    ctx.set("container_build", text(plan.container_build));
+    ctx.set("has_container_build", flag(!plan.container_build.empty()));
+    ctx.set("has_container_image", flag(!plan.container_image.empty()));
+    ctx.set("shifter_image", text(shifter_image_for(plan.container_image)));
+    ctx.set("nccl_plugin", text(plan.nccl_plugin));
+    ctx.set("podman_nccl", flag(plan.container_runtime == "podman-hpc" && !plan.nccl_plugin.empty()));
+    ctx.set("cpus_per_task", number(plan.cpus_per_task));
+    ctx.set("has_cpus_per_task", flag(plan.cpus_per_task > 0));
     ctx.set("has_source", flag(!plan.source_repo.empty()));
     ctx.set("source_repo", text(plan.source_repo));
     ctx.set("source_ref", text(plan.source_ref));
@@ -151,6 +169,9 @@ mustache::data make_context(const Plan& plan, const ClusterProfile& cluster) {
     ctx.set("tpu_topology", text(plan.tpu_topology));
     ctx.set("tpu_hosts", number(plan.tpu_hosts));
     ctx.set("tpu_chips_per_host", number(plan.tpu_chips_per_host));
+    ctx.set("tpu_machine_type", text(plan.tpu_machine_type));
+    ctx.set("tpu_gke_hosts", number(plan.tpu_gke_hosts));
+    ctx.set("tpu_gke_chips_per_host", number(plan.tpu_gke_chips_per_host));
     ctx.set("tpu_project", text(plan.tpu_project));
     ctx.set("tpu_zone", text(plan.tpu_zone));
     ctx.set("tpu_name", text(plan.tpu_name));
@@ -163,6 +184,11 @@ mustache::data make_context(const Plan& plan, const ClusterProfile& cluster) {
         }
     }
     ctx.set("libtpu_init_args", text(libtpu));
+    mustache::data framework_config;
+    for (const auto& [key, value] : plan.framework_config) {
+        framework_config.set(key, value == "true" ? flag(true) : value == "false" ? flag(false) : text(value));
+    }
+    ctx.set("fw", framework_config);
     mustache::data env(mustache::data::type::list);
     for (const auto& [key, value] : plan.env) {
         mustache::data entry;
@@ -184,6 +210,56 @@ void check_raw_tags(const std::string& text, const fs::path& file) {
                                            file.string(), name));
         }
     }
+}
+
+std::vector<fs::path> sorted_files(const fs::path& dir);
+
+/// Partials (`{{> name}}`) are templates/common/NAME.mustache, so a block shared by several
+/// templates is written once; they go through the same escaper as the template that includes them.
+struct Partials {
+    std::map<std::string, std::string> text;  ///< name -> template source
+    std::vector<fs::path> files;
+};
+
+Partials load_partials(const fs::path& home) {
+    Partials out;
+    const fs::path dir = home / "templates" / "common";
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+        return out;
+    }
+    for (const auto& file : sorted_files(dir)) {
+        const std::string name = file.filename().string();
+        if (ends_with(name, k_template_suffix)) {
+            const std::string source = read_file(file);
+            check_raw_tags(source, file);
+            out.text[name.substr(0, name.size() - std::string(k_template_suffix).size())] = source;
+            out.files.push_back(file);
+        }
+    }
+    return out;
+}
+
+/// kainjow renders an unknown partial as nothing; a misspelt one must be an error instead.
+void check_partials(const std::string& source, const fs::path& file, const Partials& partials, std::set<std::string>& used) {
+    static const std::regex partial(R"(\{\{>\s*([^}\s]+)\s*\}\})");
+    for (auto it = std::sregex_iterator(source.begin(), source.end(), partial); it != std::sregex_iterator(); ++it) {
+        const std::string name = (*it)[1].str();
+        if (partials.text.count(name) == 0) {
+            throw HarnessError(fmt::format("{}: no partial {} (templates/common/{}.mustache)", file.string(), enquote(name), name));
+        }
+        if (used.insert(name).second) {
+            check_partials(partials.text.at(name), file, partials, used);
+        }
+    }
+}
+
+mustache::data with_partials(mustache::data ctx, const Partials& partials) {
+    for (const auto& [name, source] : partials.text) {
+        const std::string copy = source;
+        ctx.set(name, mustache::data(mustache::partial([copy] { return copy; })));
+    }
+    return ctx;
 }
 
 std::string render_template(const fs::path& file, const mustache::data& ctx, const std::string& output_name) {
@@ -303,12 +379,27 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     }
     RenderedRun run;
     run.plan = plan;
-    const mustache::data ctx = make_context(plan, cluster);
+    const fs::path container = home / "containers" / (plan.framework + ".Containerfile.mustache");
+    // Without an image there is no container spec to write (validate --strict insists on one).
+    const bool containerfile = plan.container_runtime != "none" && !plan.container_image.empty() && fs::is_regular_file(container, ec);
+    std::string containerfile_text;
+    if (containerfile) {
+        containerfile_text = render_template(container, make_context(run.plan, cluster), "Containerfile");
+        // podman-hpc builds the rendered Containerfile; the tag names its content, so a job reuses
+        // an image already built and migrated from the same file and rebuilds when it changes.
+        if (plan.container_runtime == "podman-hpc") {
+            run.plan.container_build = fmt::format("localhost/ccl-{}:{}", plan.framework, sha256_hex(containerfile_text).substr(0, 16));
+        }
+    }
+    const Partials partials = load_partials(home);
+    std::set<std::string> used_partials;
+    const mustache::data ctx = with_partials(make_context(run.plan, cluster), partials);
     for (const auto& file : sorted_files(template_dir)) {
         std::string name = file.filename().string();
         RenderedFile out;
         if (ends_with(name, k_template_suffix)) {
             name = name.substr(0, name.size() - std::string(k_template_suffix).size());
+            check_partials(read_file(file), file, partials, used_partials);
             out.content = render_template(file, ctx, name);
         } else {
             out.content = read_file(file);
@@ -324,10 +415,14 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     if (run.launch_script.empty()) {
         throw HarnessError(fmt::format("{}: no launch.* template", template_dir.string()));
     }
-    const fs::path container = home / "containers" / (plan.framework + ".Containerfile.mustache");
-    // Without an image there is no container spec to write (validate --strict insists on one).
-    if (plan.container_runtime != "none" && !plan.container_image.empty() && fs::is_regular_file(container, ec)) {
-        run.files.push_back({"Containerfile", render_template(container, ctx, "Containerfile"), false});
+    for (const auto& file : partials.files) {
+        const std::string stem = file.filename().string();
+        if (used_partials.count(stem.substr(0, stem.size() - std::string(k_template_suffix).size())) != 0) {
+            run.inputs.push_back(file);
+        }
+    }
+    if (containerfile) {
+        run.files.push_back({"Containerfile", containerfile_text, false});
         run.inputs.push_back(container);
     }
     if (!plan.script.empty() && !plan.source_repo.empty()) {
@@ -354,7 +449,7 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     run.inputs.push_back(cluster.source);
     run.files.push_back({"env.sh", env_file(plan), false});
     run.files.push_back({"card.yaml", card.document().emit(), false});
-    run.files.push_back({k_marker, plan_to_json(plan).dump(), false});
+    run.files.push_back({k_marker, plan_to_json(run.plan).dump(), false});
     std::sort(run.files.begin(), run.files.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     for (std::size_t i = 1; i < run.files.size(); ++i) {
         if (run.files[i].name == run.files[i - 1].name) {

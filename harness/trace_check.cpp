@@ -290,6 +290,21 @@ bool is_python_step_frame(std::string_view name) {
     return colon != std::string_view::npos && colon > 0 && all_digits(where.substr(colon + 1));
 }
 
+/// SGLang bench_one_batch's forward passes as with_stack names them:
+/// "<path>/sglang/bench_one_batch.py(<line>): decode" (or ": extend" for the prefill).
+bool is_sglang_bench_forward(std::string_view name) {
+    for (const std::string_view function : {std::string_view("): decode"), std::string_view("): extend")}) {
+        if (ends_with(name, function)) {
+            const std::string_view head = name.substr(0, name.size() - function.size());
+            constexpr std::string_view file = "bench_one_batch.py(";
+            const std::size_t open = head.rfind(file);
+            return open != std::string_view::npos && open + file.size() < head.size() &&
+                   all_digits(head.substr(open + file.size()));
+        }
+    }
+    return false;
+}
+
 /// Counts events and step markers; sets `problem` for an event that is not an object.
 void count_steps(simdjson::dom::array events, TraceCheck& check) {
     std::set<std::string_view> profiler_steps;
@@ -319,7 +334,7 @@ void count_steps(simdjson::dom::array events, TraceCheck& check) {
             profiler_steps.insert(name.substr(k_profiler_step.size()));
         } else if (starts_with(name, "execute_context_") && cat == "user_annotation") {
             ++vllm;
-        } else if (name == "run_batch" && cat == "python_function") {
+        } else if (cat == "python_function" && (name == "run_batch" || is_sglang_bench_forward(name))) {
             ++sglang;
         } else if (name == "StepMarker") {
             ++step_markers;
@@ -344,7 +359,8 @@ void count_steps(simdjson::dom::array events, TraceCheck& check) {
         check.problem =
             check.form == "xla"
                 ? "no step markers (\"$<file>:<line> step\" or \"StepMarker\" events)"
-                : "no step markers (\"ProfilerStep#N\", vLLM \"execute_context_*\" or SGLang \"run_batch\" events)";
+                : "no step markers (\"ProfilerStep#N\", vLLM \"execute_context_*\", SGLang \"run_batch\" or bench_one_batch "
+                  "decode/extend events)";
     }
 }
 
@@ -358,7 +374,7 @@ std::string misplaced_trace_problem(std::string_view relative) {
     if (!top && name.canonical) {
         return fmt::format("a trace inside a folder; the CCL-Bench tools read {} at the bundle's top level", file_name);
     }
-    if (name.form == TraceNameForm::tensorboard_handler) {
+    if (name.form == TraceNameForm::tensorboard_handler || name.form == TraceNameForm::sglang_bench) {
         return fmt::format("a trace under {} name; expected kineto_trace_<rank>.json{} (collection names it by the rank "
                            "in its distributedInfo)",
                            describe_trace_name_form(name.form), name.compressed ? ".gz" : "");

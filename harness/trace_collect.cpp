@@ -56,8 +56,15 @@ CollectedTraces collect_traces(const Plan& plan, const fs::path& produced, const
     }
     std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
     fs::create_directories(traces_dir);
-    // Serving engines write traces per worker under their own names; only rank-named tracers are checked per rank.
-    const bool per_rank = plan.framework == "torch-ddp" || plan.framework == "torchtitan" || plan.framework == "megatron-lm";
+    // Serving engines (vLLM, SGLang) write Kineto traces per worker under names without a rank: each
+    // is named by its distributedInfo rank like the others. Their nsys report covers the one engine
+    // process and the workers it forks, so it is not per rank. SGLang's bench profiles rank 0 only
+    // (framework_config torch_profiler_ranks, harness/frameworks/sglang.cpp).
+    const bool serving = plan.framework == "vllm" || plan.framework == "sglang";
+    const bool per_rank = serving || plan.framework == "torch-ddp" || plan.framework == "torchtitan" ||
+                          plan.framework == "megatron-lm";
+    const auto ranks_entry = plan.framework_config.find("torch_profiler_ranks");
+    const bool rank0_only = ranks_entry != plan.framework_config.end() && ranks_entry->second == "0";
     const auto shown = [&](const fs::path& path) { return fs::relative(path, produced).generic_string(); };
     CollectedTraces out;
     std::vector<std::string> problems;
@@ -127,9 +134,9 @@ CollectedTraces collect_traces(const Plan& plan, const fs::path& produced, const
         }
     };
     if (per_rank && plan.traces("torch_profiler")) {
-        expect(has_torch, TraceKind::kineto);
+        expect(rank0_only ? std::vector<bool>{has_torch.empty() || has_torch[0]} : has_torch, TraceKind::kineto);
     }
-    if (per_rank && plan.traces("nsys")) {
+    if (per_rank && !serving && plan.traces("nsys")) {
         expect(has_nsys, TraceKind::nsys_rep);
     }
     if (plan.traces("xplane") && out.files.empty()) {

@@ -23,6 +23,9 @@ namespace {
 //    Megatron-LM core_v0.15 profile through this handler, so their names take this form too
 //    (vLLM writes e.g. "<id>-rank-0.<ns>.pt.trace.json.gz"; the rank in a worker name is not a
 //    convention we rely on: the rank comes from the trace's distributedInfo).
+//  - <prefix>_batch<b>_input<i>_output<o>_{prefill,decode}.trace.json.gz: SGLang's bench_one_batch
+//    (_create_torch_profiler_filename, python/sglang/bench_one_batch.py); no rank in the name (only
+//    TP rank 0 profiles), the rank is in distributedInfo. Checked before the XLA form it resembles.
 //  - rank<r>_trace.json: TorchTitan's profiling.py (as the harness's collection has read it).
 //  - rank-<r>.json(.gz): older Megatron-LM's profiler export (likewise).
 constexpr std::string_view k_kineto_prefix = "kineto_trace_";
@@ -96,6 +99,25 @@ std::size_t object_end(std::string_view text, std::size_t open) {
         }
     }
     return std::string_view::npos;
+}
+
+/// <prefix>_batch<digits>_input<digits>_output<digits>_{prefill,decode}.trace.json
+bool is_sglang_bench_name(std::string_view base) {
+    for (const std::string_view suffix : {std::string_view("_prefill.trace.json"), std::string_view("_decode.trace.json")}) {
+        if (!ends_with(base, suffix)) {
+            continue;
+        }
+        std::string_view rest = base.substr(0, base.size() - suffix.size());
+        for (const std::string_view field : {std::string_view("_output"), std::string_view("_input"), std::string_view("_batch")}) {
+            const std::size_t at = rest.rfind(field);
+            if (at == std::string_view::npos || !parse_rank(rest.substr(at + field.size()))) {
+                return false;
+            }
+            rest = rest.substr(0, at);
+        }
+        return true;
+    }
+    return false;
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -185,6 +207,9 @@ TraceName classify_trace_name(std::string_view name) {
     if (const auto worker = between(base, "", k_handler_suffix)) {
         return worker->empty() ? TraceName{} : whole_name(TraceKind::kineto, TraceNameForm::tensorboard_handler, name, compressed);
     }
+    if (is_sglang_bench_name(base)) {
+        return whole_name(TraceKind::kineto, TraceNameForm::sglang_bench, name, compressed);
+    }
     if (const auto host = between(base, "", k_xla_suffix)) {
         return host->empty() ? TraceName{} : whole_name(TraceKind::xla, TraceNameForm::ccl_bench, name, compressed);
     }
@@ -236,6 +261,8 @@ std::string describe_trace_name_form(TraceNameForm form) {
         return "Megatron-LM's rank-<r>.json";
     case TraceNameForm::tensorboard_handler:
         return "torch's tensorboard handler's <worker>.<time_ns>.pt.trace.json";
+    case TraceNameForm::sglang_bench:
+        return "SGLang bench_one_batch's <prefix>_batch<b>_input<i>_output<o>_<stage>.trace.json";
     case TraceNameForm::other_nsys:
         return "an nsys report not named nsys_<rank>.nsys-rep";
     case TraceNameForm::ccl_bench:

@@ -25,6 +25,7 @@ enum class TraceNameForm {
     torchtitan,           ///< rank<r>_trace.json(.gz)
     megatron,             ///< rank-<r>.json(.gz)
     tensorboard_handler,  ///< <worker>.<time_ns>.pt.trace.json(.gz): no rank in the name
+    sglang_bench,         ///< SGLang bench_one_batch's <prefix>_batch<b>_input<i>_output<o>_<stage>.trace.json(.gz)
     other_nsys,           ///< <anything>.nsys-rep not named nsys_<r>
 };
 

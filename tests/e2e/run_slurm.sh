@@ -151,7 +151,7 @@ bad_script() { # bad_script SED: a copy of a rendered script with one defect
 }
 bad_script 's/^#SBATCH --gpus-per-node=4$/#SBATCH --gpus-per-node=8/' && fail "8 GPUs per node accepted" || pass
 bad_script 's/^#SBATCH --constraint=.*/#SBATCH --constraint=cpu/' && fail "-C cpu accepted" || pass
-bad_script 's/^#SBATCH --image=/#SBATCH --imagee=/' && fail "misspelt option accepted" || pass
+bad_script 's/^#SBATCH --time=/#SBATCH --timee=/' && fail "misspelt option accepted" || pass
 
 # 10. A sweep through the cluster: two values of two parameters, one point made to fail (the
 #     stand-in entry point fails when run for 10 steps); the other three end with bundles.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 using namespace harness;
 using harness::test::TempDir;
@@ -389,6 +390,26 @@ TEST_CASE("content problems under a matching manifest are found", "[verify]") {
         CHECK(names(report, "run.json", "state is \"failed\""));
         CHECK(names(report, "provenance.json", "inputs[0].sha256"));
         CHECK(names(report, "provenance.json", "run.id: \"run-y\", but the bundle is \"run-x\""));
+    }
+    SECTION("traces that hold more or fewer steps than the planned window") {
+        const std::size_t steps = check_trace(bundle / "kineto_trace_0.json").steps;
+        REQUIRE(steps > 1);
+        dir.write("run-x/scripts/plan.json", fmt::format(R"({{"profile": {{"active": {0}, "traced_steps": {0}}}}})", steps));
+        seal(bundle);
+        CHECK(verify_bundle(bundle).valid());
+        dir.write("run-x/scripts/plan.json", fmt::format(R"({{"profile": {{"active": {0}, "traced_steps": {0}}}}})", steps - 1));
+        seal(bundle);
+        const BundleReport report = verify_bundle(bundle);
+        INFO(Catch::Detail::stringify(lines(report)));
+        CHECK(names(report, "kineto_trace_0.json", fmt::format("{} ProfilerStep markers, but the run was planned to trace {}", steps, steps - 1)));
+        CHECK(names(report, "kineto_trace_1.json", "planned to trace"));
+        // A plan that counts no steps (serving engines) or predates traced_steps is not checked.
+        dir.write("run-x/scripts/plan.json", R"({"profile": {"active": 1, "traced_steps": 0}})");
+        seal(bundle);
+        CHECK(verify_bundle(bundle).valid());
+        dir.write("run-x/scripts/plan.json", R"({"profile": {"active": 1}})");
+        seal(bundle);
+        CHECK(verify_bundle(bundle).valid());
     }
     SECTION("a card named after something else, no provenance, no scripts") {
         fs::rename(bundle / "run-x.yaml", bundle / "card.yaml");

@@ -118,12 +118,16 @@ TEST_CASE("a .json and a .json.gz of one rank are a duplicate, not two files") {
     CHECK(traces.missing_message == "kineto_trace_0.json and kineto_trace_0.json.gz both claim rank 0");
 }
 
-TEST_CASE("a serving engine's handler traces are kept as written, one file per profiled window") {
+TEST_CASE("a serving engine's handler traces are named by their distributedInfo rank") {
     TempDir dir;
-    dir.write("produced/vllm/node0_1.1700000000000000001.pt.trace.json.gz", gzip(handler_trace(0, 1)));
-    dir.write("produced/vllm/node0_1.1700000000000000002.pt.trace.json.gz", gzip(handler_trace(0, 1)));
-    const CollectedTraces traces = collect_traces(plan_for("vllm", 1, {"torch_profiler"}), dir.path() / "produced", dir.path() / "traces");
-    CHECK(traces.files == std::vector<std::string>{"vllm/node0_1.1700000000000000001.pt.trace.json.gz",
-                                                   "vllm/node0_1.1700000000000000002.pt.trace.json.gz"});
+    dir.write("produced/vllm/abc-rank-0.1700000000000000001.pt.trace.json.gz", gzip(handler_trace(0, 2)));
+    dir.write("produced/vllm/abc-rank-1.1700000000000000002.pt.trace.json.gz", gzip(handler_trace(1, 2)));
+    const CollectedTraces traces = collect_traces(plan_for("vllm", 2, {"torch_profiler"}), dir.path() / "produced", dir.path() / "traces");
+    CHECK(traces.files == std::vector<std::string>{"kineto_trace_0.json.gz", "kineto_trace_1.json.gz"});
     CHECK(traces.missing_message.empty());
+    SECTION("two profiled windows of one worker claim one rank twice") {
+        dir.write("produced/vllm/abc-rank-0.1700000000000000003.pt.trace.json.gz", gzip(handler_trace(0, 2)));
+        const CollectedTraces again = collect_traces(plan_for("vllm", 2, {"torch_profiler"}), dir.path() / "produced", dir.path() / "traces2");
+        CHECK(again.missing_message.find("both claim rank 0") != std::string::npos);
+    }
 }

@@ -45,6 +45,13 @@ TEST_CASE("every trace name form is classified by the one table") {
         {"node1_4242.1700000000123456789.pt.trace.json.gz", K::kineto, F::tensorboard_handler, k_none, true, false, ""},
         {"1767687660802231168-rank-0.1767687963353114465.pt.trace.json.gz", K::kineto, F::tensorboard_handler, k_none,
          true, false, ""},  // a vLLM GPU worker
+        {"card_batch8_input1024_output128_decode.trace.json.gz", K::kineto, F::sglang_bench, k_none, true, false, ""},
+        {"profile_batch1_input256_output16_prefill.trace.json.gz", K::kineto, F::sglang_bench, k_none, true, false, ""},
+        // Not SGLang's: a stage it does not write, or a length that is not a number (an XLA host trace).
+        {"card_batch8_input1024_output128_verify.trace.json.gz", K::xla, F::ccl_bench, k_none, true, true,
+         "card_batch8_input1024_output128_verify.trace.json.gz"},
+        {"card_batchX_input1024_output128_decode.trace.json.gz", K::xla, F::ccl_bench, k_none, true, true,
+         "card_batchX_input1024_output128_decode.trace.json.gz"},
         {"kineto_trace_01.json", K::kineto, F::ccl_bench, 1, false, false, "kineto_trace_1.json"},
         {"profile.nsys-rep", K::nsys_rep, F::other_nsys, k_none, false, false, ""},
         // Look-alikes that are not traces.

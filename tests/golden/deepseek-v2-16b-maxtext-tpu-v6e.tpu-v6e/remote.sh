@@ -54,35 +54,26 @@ EOF
 
 train() {
     setup_env
-    local chips=8 tp=2 ep=4 dp=1 pp=1 cp=1
-    # MaxText's mesh gives experts an axis of their own while the card counts expert ranks inside
-    # the data-parallel ones (ep divides dp x tp): FSDP takes what the other axes leave.
-    local fsdp=$((chips / (tp * ep * dp * pp * cp)))
-    local per_device_batch
-    # MaxText sizes the batch per chip; the card gives the global batch.
-    per_device_batch="$(awk -v batch=8 -v chips="$chips" 'BEGIN { printf "%g", batch / chips }')"
+    # Every key below is one of MaxText/configs/base.yml's: pyconfig refuses any other
+    # (docs/contracts/maxtext-tpu-recipes-v0.1.4.yaml). The values are the plan's (explain shows why).
     local args=(
         run_name=ccl-deepseek-v2-16b-maxtext-tpu-v6e
-        model_name=deepseek-v2-16b
-        per_device_batch_size="$per_device_batch"
+        model_name=deepseek2-16b
+        dtype=bfloat16
+        weight_dtype=float32
+        per_device_batch_size=1
         max_target_length=1024
         steps=13
-        ici_data_parallelism="$dp"
-        ici_fsdp_parallelism="$fsdp"
-        ici_tensor_parallelism="$tp"
+        ici_data_parallelism=1
+        ici_fsdp_parallelism=1
+        ici_tensor_parallelism=2
+        ici_expert_parallelism=4
+        ici_pipeline_parallelism=1
+        ici_context_parallelism=1
         dataset_type=synthetic
         enable_checkpointing=false
         base_output_directory="$here/output"
     )
-    if ((ep > 1)); then
-        args+=(ici_expert_parallelism="$ep")
-    fi
-    if ((pp > 1)); then
-        args+=(ici_pipeline_parallelism="$pp")
-    fi
-    if ((cp > 1)); then
-        args+=(ici_context_parallelism="$cp")
-    fi
     # Every host traces its own chips (MaxText keeps host 0's trace only, unless told otherwise).
     args+=(
         profiler=xplane

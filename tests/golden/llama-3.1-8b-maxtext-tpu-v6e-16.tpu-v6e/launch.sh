@@ -39,14 +39,6 @@ if [ -z "$image" ]; then
     exit 2
 fi
 
-# MaxText's mesh gives experts an axis of their own, while the card counts expert ranks inside
-# the data-parallel ones: the axes other than FSDP must divide the slice (remote.sh computes FSDP).
-chips=16 tp=1 ep=1 dp=1 pp=1 cp=1
-if (( chips % (tp * ep * dp * pp * cp) != 0 )); then
-    log "tp $tp x ep $ep x dp_replicate $dp x pp $pp x cp $cp does not divide the $chips chips of v6e-16"
-    exit 2
-fi
-
 # Long gcloud calls run in the background and are waited for, so that a SIGTERM or Ctrl-C is
 # handled at once (bash defers traps until a foreground command ends).
 child=0

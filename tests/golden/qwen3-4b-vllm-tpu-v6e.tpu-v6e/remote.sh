@@ -71,6 +71,7 @@ bench() {
         --input-len 1024
         --output-len 1
         --batch-size 128
+        --dtype bfloat16
         --num-iters-warmup 2
         --num-iters 3
         --output-json "$here/logs/latency-$host.json"

@@ -1,0 +1,28 @@
+#include "framework_plan.hpp"
+
+#include "vllm_tpu.hpp"
+
+namespace harness {
+
+void set_framework_value(Plan& plan, const std::string& key, const std::string& value, const std::string& because) {
+    plan.framework_config[key] = value;
+    plan.origins["framework_config." + key] = Origin{Origin::Kind::derived, "", because};
+}
+
+void plan_framework(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    if (plan.framework == "torchtitan") {
+        plan_torchtitan(card, plan, findings);
+    } else if (plan.framework == "megatron-lm") {
+        plan_megatron(card, plan, findings);
+    } else if (plan.framework == "vllm" && !plan.tpu_accelerator_type.empty()) {
+        plan_vllm_tpu(card, plan, findings);  // the tpu-inference backend: its own options and rules
+    } else if (plan.framework == "vllm") {
+        plan_vllm(card, plan, findings);
+    } else if (plan.framework == "sglang") {
+        plan_sglang(card, plan, findings);
+    } else if (plan.framework == "maxtext") {
+        plan_maxtext(card, plan, findings);
+    }
+}
+
+} // namespace harness

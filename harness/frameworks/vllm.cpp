@@ -1,0 +1,88 @@
+// vLLM's `vllm bench latency` (docs/contracts/vllm-v0.19.0.yaml): how the card's run becomes the
+// bench's options, and what the bench cannot do.
+#include "framework_plan.hpp"
+
+#include <fmt/format.h>
+
+namespace harness {
+
+namespace {
+
+constexpr const char* k_parallel = "Model-executor.model_plan_parallelization.";
+
+/// The card's precision as vLLM's --dtype (ModelConfig.dtype: auto, half, float16, bfloat16,
+/// float, float32); empty when vLLM has no such dtype.
+std::string vllm_dtype(const std::string& precision) {
+    if (precision.empty()) {
+        return "auto";
+    }
+    if (precision == "bf16" || precision == "bfloat16") {
+        return "bfloat16";
+    }
+    if (precision == "fp16" || precision == "float16" || precision == "half") {
+        return "float16";
+    }
+    if (precision == "fp32" || precision == "float32") {
+        return "float32";
+    }
+    return {};
+}
+
+} // namespace
+
+void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    if (!plan.phase.empty() && plan.phase == "training") {
+        findings.problem("workload.model.phase", "training is not supported for vllm (vllm bench latency runs inference)");
+    }
+    const std::string dtype = vllm_dtype(plan.precision);
+    if (dtype.empty()) {
+        findings.problem("workload.model.precision",
+                         fmt::format("{} is not supported for vllm: --dtype takes auto, float16, bfloat16 or float32",
+                                     plan.precision));
+    } else {
+        set_framework_value(plan, "dtype", dtype, fmt::format("--dtype for precision '{}'", plan.precision));
+    }
+
+    // One offline engine: tp × pp GPU workers. Expert parallelism is a switch over the tp × dp
+    // group (ep size = tp·dp with --enable-expert-parallel, else 1), not a degree of its own.
+    const Parallelism& par = plan.parallelism;
+    const long long dp = par.dp_replicate * par.dp_shard;
+    if (card.has_executor && dp > 1) {
+        findings.problem(std::string(k_parallel) + "dp_replicate",
+                         fmt::format("data parallel {} is not supported for vllm bench latency: it runs one engine "
+                                     "(tp × pp workers); data parallelism needs one engine per replica",
+                                     dp));
+    }
+    if (card.has_executor && par.cp > 1) {
+        findings.problem(std::string(k_parallel) + "cp",
+                         fmt::format("cp {} is not supported for vllm: the rendered bench runs tp × pp only", par.cp));
+    }
+    const bool expert_parallel = par.ep > 1;
+    if (card.has_executor && expert_parallel && par.ep != par.tp * dp) {
+        findings.problem(std::string(k_parallel) + "ep",
+                         fmt::format("ep {} is not what vllm runs: --enable-expert-parallel spreads the experts over "
+                                     "the tp × dp group, so ep is 1 or tp·dp = {}",
+                                     par.ep, par.tp * dp));
+    }
+    if (card.has_executor && expert_parallel && !card.moe) {
+        findings.problem(std::string(k_parallel) + "ep",
+                         fmt::format("ep {} on a model the card says is not MoE (workload.model.moe: false)", par.ep));
+    }
+    set_framework_value(plan, "expert_parallel", expert_parallel ? "true" : "false",
+                        expert_parallel ? "--enable-expert-parallel: vllm's ep is tp·dp" : "ep 1: experts tensor-sharded");
+
+    // The bench's step is one batch: --num-iters-warmup untraced batches, then --profile traces
+    // exactly one (latency.py main()). So wait + warmup = W warm-up batches, active must be 1.
+    const long long warmup = plan.profile.wait + plan.profile.warmup;
+    set_framework_value(plan, "num_iters_warmup", std::to_string(warmup),
+                        "launch.profile wait + warmup: the batches before the traced one");
+    if (plan.traces("torch_profiler") && plan.profile.active != 1) {
+        findings.problem("launch.profile.active",
+                         fmt::format("active {} is not supported for vllm bench latency: --profile traces exactly "
+                                     "one batch (batch wait + warmup + 1)",
+                                     plan.profile.active));
+    }
+    plan.traced_steps = 0;  // no ProfilerStep#N: each engine step is an execute_context_* annotation
+}
+
+} // namespace harness

@@ -1,0 +1,115 @@
+#!/bin/bash
+# The Megatron-LM reference card (workloads/deepseek-v3-16b-megatron-perlmutter) through the
+# rendered Perlmutter script on the slurm-local test cluster, with the Megatron double
+# (tests/doubles/megatron-lm, checked against docs/contracts/megatron-lm-core_v0.15.3.yaml) in
+# place of Megatron-LM, started by the real /usr/bin/torchrun.
+#
+# The test cluster has one node with 4 fake GPUs, so the card is scaled from 4 nodes x 4 GPUs
+# (tp 2, dp 8, ep 8) to 1 node x 4 ranks: tp 2, dp_replicate 2, ep 2 (expert tensor parallel =
+# tp, so etp·ep·pp = 4 = the world). Container runtime none (the fixture's default; no GPU image
+# here). Everything else (window wait 3 + warm-up 2, active 5; 10 steps; global batch 64) is the
+# card's. Skipped (125) when slurm-local is down: it is started by .ci/run, never here.
+source "$(dirname "$0")/lib.sh"
+cd "$CCL_SOURCE_DIR"
+cluster=clusters/slurm-local/cluster.sh
+if ! bash "$cluster" status >/dev/null 2>&1; then
+    echo "slurm-local is down: skipped"
+    exit 125
+fi
+eval "$(bash "$cluster" env)"
+results="$SCRATCH/results"
+# What the nvidia-pytorch image provides (python3), and Debian's torchrun made to start workers
+# under Python 3.11 (tests/doubles/debian-torchrun/sitecustomize.py says why).
+image=tests/doubles/images/nvidia-pytorch
+export PATH="$CCL_SOURCE_DIR/$image/bin:$PATH"
+export PYTHONPATH="$CCL_SOURCE_DIR/$image/site:$CCL_SOURCE_DIR/tests/doubles/debian-torchrun"
+card=workloads/deepseek-v3-16b-megatron-perlmutter/deepseek-v3-16b-megatron-perlmutter.yaml
+fixture=tests/e2e/fixtures/perlmutter-on-slurm-local.yaml
+
+# The double as a git repository tagged with the card's ref, laid out like Megatron-LM where the
+# script uses it (pretrain_gpt.py at the root), carrying the shared double library and contract.
+repo="$SCRATCH/Megatron-LM"
+mkdir -p "$repo/tests/doubles/lib" "$repo/docs/contracts"
+cp tests/doubles/megatron-lm/pretrain_gpt.py "$repo/"
+cp tests/doubles/lib/double_common.py "$repo/tests/doubles/lib/"
+cp docs/contracts/megatron-lm-core_v0.15.3.yaml "$repo/docs/contracts/"
+git -C "$repo" init --quiet
+git -C "$repo" -c user.name=test -c user.email=test@example.invalid add -A
+git -C "$repo" -c user.name=test -c user.email=test@example.invalid commit --quiet -m "megatron-lm double"
+git -C "$repo" tag core_v0.15.3
+
+scaled=(
+    --set "launch.source.repo=$repo"
+    --set launch.container.runtime=none
+    --set workload.hardware.xpu_spec.total_count=4
+    --set Model-executor.model_plan_parallelization.tp=2
+    --set Model-executor.model_plan_parallelization.dp_replicate=2
+    --set Model-executor.model_plan_parallelization.ep=2
+)
+run_card() { # run_card CARD [ARGS...]
+    local c=$1
+    shift
+    "$CCL_HARNESS" run "$c" --cluster "$fixture" "${scaled[@]}" --results "$results" --git-cache "$SCRATCH/git" "$@"
+}
+
+# 1. The card end to end: four ranks' traces of exactly iterations 6..10, a bundle verify accepts.
+expect_status 0 "the Megatron card through slurm-local" -- run_card "$card"
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = completed ] && pass || fail "state $(run_json "$run" 'r["state"]'): $(cat "$run"/logs/* 2>/dev/null | tail -20)"
+for rank in 0 1 2 3; do
+    /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+steps = sorted(int(e["name"].split("#")[1]) for e in d["traceEvents"] if e["name"].startswith("ProfilerStep#"))
+assert d["distributedInfo"]["rank"] == int(sys.argv[2]), d["distributedInfo"]
+assert steps == [6, 7, 8, 9, 10], steps
+' "$run/traces/kineto_trace_$rank.json" "$rank" && pass || fail "trace of rank $rank: $(ls "$run/traces")"
+done
+[ "$(ls "$run/traces" | grep -c .)" -eq 4 ] && pass || fail "traces: $(ls "$run/traces")"
+# Megatron's own log: the last rank prints every iteration, one past the window to save its trace.
+grep -q "iteration       11/      11 |" "$run"/logs/node_0.log && pass || fail "iteration log: $(tail -5 "$run"/logs/node_0.log)"
+# plan.json's micro-batch is what the script passes.
+[ "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"]["micro_batch_size"])' "$run/plan.json")" = 1 ] &&
+    pass || fail "plan.json micro-batch"
+grep -q -- "--micro-batch-size 1$" "$run/rendered/launch.sbatch" && pass || fail "rendered micro-batch"
+expect_status 0 "the Megatron bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
+
+# 2. An option Megatron does not have, in launch.args: the double refuses it as argparse does and
+#    the run fails with that message.
+cp "$card" "$SCRATCH/unknown-flag.yaml"
+sed -i 's/^    - --sequence-parallel$/&\n    - --no-such-flag=1/' "$SCRATCH/unknown-flag.yaml"
+grep -q -- "--no-such-flag" "$SCRATCH/unknown-flag.yaml" && pass || fail "the card copy lacks the flag"
+expect_status 1 "an unknown Megatron option fails the run" -- run_card "$SCRATCH/unknown-flag.yaml"
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "state $(run_json "$run" 'r["state"]')"
+grep -q "pretrain_gpt.py: error: unrecognized arguments: --no-such-flag=1" "$run"/logs/node_0.log && pass ||
+    fail "no argparse refusal in $(tail -20 "$run"/logs/node_0.log)"
+
+# 3. Degrees Megatron refuses: validate --strict names the field before anything runs...
+expect_status 2 "ep 4 with tp 2 on 4 ranks is refused" -- "$CCL_HARNESS" validate --strict "$card" --cluster "$fixture" "${scaled[@]}" \
+    --set Model-executor.model_plan_parallelization.ep=4
+expect_output "the field is named" "Model-executor.model_plan_parallelization.ep"
+expect_output "Megatron's rule is cited" "parallel_state.py:749"
+# ...and the double refuses them as Megatron's initialize_model_parallel does.
+args=(--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 --context-parallel-size 1
+      --micro-batch-size 1 --global-batch-size 8 --seq-length 64 --max-position-embeddings 64 --train-iters 2
+      --num-experts 4 --mock-data --tokenizer-type NullTokenizer --vocab-size 128)
+expect_status 1 "the double refuses etp·ep·pp that does not divide the world" -- \
+    /usr/bin/torchrun --standalone --nproc_per_node=4 tests/doubles/megatron-lm/pretrain_gpt.py "${args[@]}" --expert-model-parallel-size 4
+expect_output "Megatron's message" "world_size (4) is not divisible by expert_tensor_model_pipeline_parallel size (8)"
+expect_status 1 "the double refuses tp·pp·cp that does not divide the world" -- \
+    /usr/bin/torchrun --standalone --nproc_per_node=4 tests/doubles/megatron-lm/pretrain_gpt.py "${args[@]}" --context-parallel-size 3
+expect_output "Megatron's message" "world size (4) is not divisible by total_model_size"
+expect_status 0 "the same options with degrees that fit" -- \
+    /usr/bin/torchrun --standalone --nproc_per_node=4 tests/doubles/megatron-lm/pretrain_gpt.py "${args[@]}" --expert-model-parallel-size 2
+
+# 4. The same card in its image, the Perlmutter way: podman-hpc build + migrate + run of the
+#    rendered Containerfile (the podman-hpc double maps nvcr.io/nvidia/pytorch to $image).
+export PATH="$CCL_SOURCE_DIR/tests/doubles/podman-hpc:$PATH"
+export CCL_PODMAN_HPC_STATE="$SCRATCH/podman-hpc"
+expect_status 0 "the Megatron card under podman-hpc" -- run_card "$card" --set launch.container.runtime=podman-hpc
+run=$(latest_run)
+[ "$(ls "$run/traces" | grep -c '^kineto_trace_[0-3].json$')" -eq 4 ] && pass || fail "podman-hpc traces: $(ls "$run/traces")"
+expect_status 0 "the podman-hpc bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
+
+finish

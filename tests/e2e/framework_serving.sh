@@ -1,0 +1,114 @@
+#!/bin/bash
+# The serving engines' reference cards (vLLM bench latency, SGLang bench_one_batch) run through
+# the Perlmutter templates on the one-node slurm-local cluster, with the engine doubles of
+# tests/doubles/images/ standing in for the container images (their bin/ first on PATH, site/ on
+# PYTHONPATH: launch.container.runtime none, the node runs them) and nsys's double from
+# tests/doubles/tools/ where the Containerfile would install the real one. Both cards are already
+# one node × 4 GPUs (tp 4); the SGLang card says ep 1 because SGLang's DeepSeek-MoE (v1)
+# model ignores --ep-size (validate --strict refuses ep 4 for it). launch.source points at local
+# git repositories (the engines run from their images; the source is provenance).
+# Each run must end in a bundle verify accepts with every traced rank's Kineto trace under its
+# canonical name: vLLM's 4 workers, SGLang's rank 0 (the only rank its bench profiles).
+# Bad case: an option the engine's parser does not know, in launch.args, fails the run.
+source "$(dirname "$0")/lib.sh"
+cd "$CCL_SOURCE_DIR"
+eval "$(bash clusters/slurm-local/cluster.sh env)"
+if ! scontrol ping >/dev/null 2>&1; then
+    echo "framework_serving: the slurm-local cluster is down (clusters/slurm-local/cluster.sh start): skipped"
+    exit 125
+fi
+doubles="$CCL_SOURCE_DIR/tests/doubles"
+results="$SCRATCH/results"
+cluster=tests/e2e/fixtures/perlmutter-on-slurm-local.yaml
+common=(--cluster "$cluster" --results "$results" --git-cache "$SCRATCH/git-cache" --set launch.container.runtime=none)
+tools=()
+if [ -x "$doubles/tools/nsys" ]; then
+    tools=("$doubles/tools")
+else
+    # Without the nsys double the cards run their torch.profiler pass and the timed pass only.
+    common+=(--set 'metric_source.traces=[json]')
+fi
+
+source_repo() { # source_repo NAME TAG: a local repository of tests/doubles/NAME tagged TAG
+    local repo="$SCRATCH/src-$1"
+    git init --quiet -b main "$repo"
+    cp -r "$doubles/$1/." "$repo/"
+    git -C "$repo" add -A
+    git -C "$repo" -c user.name=Test -c user.email=test@example.invalid commit --quiet -m "$1 stand-in"
+    git -C "$repo" tag "$2"
+    echo "$repo"
+}
+in_image() { # in_image IMAGE COMMAND...: runs COMMAND with the image double's bin/ and site/
+    local image="$doubles/images/$1"
+    shift
+    PATH="$image/bin:$(IFS=:; echo "${tools[*]:-}"):$PATH" PYTHONPATH="$image/site" "$@"
+}
+traces_in_bundle() { # traces_in_bundle BUNDLE: the bundle's top-level file names
+    tar --zstd -tf "$1" | sed -n 's|^[^/]*/||p' | grep -v / | sort
+}
+
+# 1. vLLM: pass 1 traces batch wait+warmup+1 on every worker, pass 2 times the batches.
+vllm_src=$(source_repo vllm v0.19.0)
+card=workloads/qwen3-4b-vllm-perlmutter/qwen3-4b-vllm-perlmutter.yaml
+expect_status 0 "vLLM card through slurm-local" -- in_image vllm-openai "$CCL_HARNESS" run "$card" "${common[@]}" \
+    --set "launch.source.repo=$vllm_src"
+run=$(latest_run)
+run=${run%/}
+bundle="$run.tar.zst"
+expect_status 0 "the vLLM bundle verifies" -- "$CCL_HARNESS" verify "$bundle"
+names=$(traces_in_bundle "$bundle")
+for rank in 0 1 2 3; do
+    grep -qx "kineto_trace_$rank.json.gz" <<<"$names" && pass || fail "vLLM rank $rank's trace: $names"
+done
+grep -q "pt.trace.json" <<<"$names" && fail "a vLLM trace kept its handler name: $names" || pass
+/usr/bin/python3 - "$run/traces" <<'EOF' && pass || fail "vLLM traces' contents"
+import gzip, json, sys
+for rank in range(4):
+    d = json.load(gzip.open(f"{sys.argv[1]}/kineto_trace_{rank}.json.gz"))
+    assert d["distributedInfo"]["rank"] == rank and d["distributedInfo"]["world_size"] == 4, d["distributedInfo"]
+    steps = [e["name"] for e in d["traceEvents"] if e["name"].startswith("execute_context_")]
+    assert len(steps) == 128, len(steps)  # one batch: 1 prefill + 127 decodes (output_len 128)
+EOF
+[ -s "$run/logs/latency.json" ] && pass || fail "the timed pass wrote no latency.json"
+script="$run/rendered/launch.sbatch"
+[ "$(grep -v '^ *#' "$script" | grep -c -- '--output-json')" -eq 1 ] && pass || fail "--output-json once, in the timed pass"
+grep -q -- '--num-iters-warmup 5' "$script" && pass || fail "warm-up batches = wait + warmup"
+grep -q -- '--dtype bfloat16' "$script" && pass || fail "precision bf16 -> --dtype bfloat16"
+if [ ${#tools[@]} -gt 0 ]; then
+    grep -qx "nsys_0.nsys-rep" <<<"$names" && pass || fail "the nsys pass's report: $names"
+fi
+
+# 2. SGLang: rank 0 traces decode step 0 (step W+1 = 2 of the batch: step 1 is the prefill).
+sglang_src=$(source_repo sglang sglang-pin)
+card=workloads/deepseek-moe-16b-sglang-perlmutter/deepseek-moe-16b-sglang-perlmutter.yaml
+sglang=(--set "launch.source.repo=$sglang_src" --set launch.source.ref=sglang-pin)
+expect_status 0 "SGLang card through slurm-local" -- in_image sglang "$CCL_HARNESS" run "$card" "${common[@]}" "${sglang[@]}"
+run=$(latest_run)
+run=${run%/}
+bundle="$run.tar.zst"
+expect_status 0 "the SGLang bundle verifies" -- "$CCL_HARNESS" verify "$bundle"
+names=$(traces_in_bundle "$bundle")
+grep -qx "kineto_trace_0.json.gz" <<<"$names" && pass || fail "SGLang rank 0's trace: $names"
+grep -q "_decode.trace.json" <<<"$names" && fail "the SGLang trace kept its bench name: $names" || pass
+/usr/bin/python3 - "$run/traces/kineto_trace_0.json.gz" <<'EOF' && pass || fail "SGLang trace's contents"
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+steps = [e["args"]["bench_step"] for e in d["traceEvents"] if e.get("cat") == "python_function"]
+assert d["distributedInfo"]["rank"] == 0 and steps == [2], (d["distributedInfo"], steps)
+EOF
+[ -s "$run/logs/bench_one_batch.jsonl" ] && pass || fail "the timed pass wrote no results"
+
+# 3. Bad cases: the engine's parser refuses an option it does not know, and the run fails.
+expect_status 1 "vLLM refuses an unknown option" -- in_image vllm-openai "$CCL_HARNESS" run \
+    workloads/qwen3-4b-vllm-perlmutter/qwen3-4b-vllm-perlmutter.yaml "${common[@]}" \
+    --set "launch.source.repo=$vllm_src" --set 'launch.args=[--no-such-option]'
+grep -rq "unrecognized arguments: --no-such-option" "$(latest_run)" && pass || fail "vLLM's refusal is not in the run's logs"
+expect_status 1 "SGLang refuses an unknown option" -- in_image sglang "$CCL_HARNESS" run "$card" "${common[@]}" \
+    "${sglang[@]}" --set 'launch.args=[--no-such-option]'
+grep -rq "unrecognized arguments: --no-such-option" "$(latest_run)" && pass || fail "SGLang's refusal is not in the run's logs"
+# ...and strict planning refuses what the engines cannot run, naming the field.
+expect_status 2 "SGLang DeepSeek-MoE v1 with ep 4" -- "$CCL_HARNESS" validate --strict "$card" --cluster "$cluster" \
+    --set Model-executor.model_plan_parallelization.ep=4
+expect_output "the ep field is named" "model_plan_parallelization.ep"
+
+finish

@@ -1,0 +1,196 @@
+// harness/frameworks/vllm.cpp and sglang.cpp: each card field that describes a serving run changes
+// the rendered Perlmutter script, or strict planning refuses it naming the field.
+#include "cluster.hpp"
+#include "home.hpp"
+#include "plan.hpp"
+#include "render.hpp"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+using namespace harness;
+
+namespace {
+
+const char* k_vllm = "workloads/qwen3-4b-vllm-perlmutter/qwen3-4b-vllm-perlmutter.yaml";
+const char* k_sglang = "workloads/deepseek-moe-16b-sglang-perlmutter/deepseek-moe-16b-sglang-perlmutter.yaml";
+
+std::string reference_card(const char* path) {
+    std::ifstream in(harness_home() / path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+}
+
+struct Rendered {
+    Plan plan;
+    Diagnostics diagnostics;
+    std::string script;
+};
+
+Rendered render(std::string text) {
+    // Shifter cannot run a digest (plan's container rule): the reference cards' images go through podman-hpc.
+    if (const auto at = text.find("runtime: shifter"); at != std::string::npos) {
+        text.replace(at, 16, "runtime: podman-hpc");
+    }
+    const WorkloadCard card = WorkloadCard::from_document(YamlDocument::parse(text, "card.yaml"));
+    REQUIRE_FALSE(card.diagnostics().has_errors());
+    const ClusterProfile cluster = ClusterProfile::load(harness_home() / "clusters", "perlmutter");
+    Rendered out;
+    out.plan = make_plan(card, cluster, true, out.diagnostics);
+    if (out.diagnostics.has_errors()) {
+        return out;
+    }
+    const RenderedRun run = render_run(card, cluster, out.plan, harness_home());
+    const RenderedFile* script = run.find("launch.sbatch");
+    REQUIRE(script != nullptr);
+    out.script = script->content;
+    return out;
+}
+
+bool has(const Rendered& r, const std::string& text) { return r.script.find(text) != std::string::npos; }
+
+/// Strict planning refused the card, naming `field`.
+void refused(const Rendered& r, const std::string& field, const std::string& why) {
+    INFO(r.diagnostics.format());
+    CHECK(r.diagnostics.has_errors());
+    CHECK(r.diagnostics.format().find(field) != std::string::npos);
+    CHECK(r.diagnostics.format().find(why) != std::string::npos);
+}
+
+const std::string k_tp = "    tp: 4\n";
+const std::string k_ep = "    ep: 1\n";
+
+} // namespace
+
+TEST_CASE("the vLLM reference card renders a profiler pass and a timed pass") {
+    const Rendered r = render(reference_card(k_vllm));
+    INFO(r.diagnostics.format());
+    REQUIRE_FALSE(r.diagnostics.has_errors());
+    CHECK(has(r, "    --model Qwen/Qwen3-4B\n"));
+    CHECK(has(r, "    --dtype bfloat16\n"));
+    CHECK(has(r, "    --tensor-parallel-size 4\n"));
+    CHECK(has(r, "    --num-iters-warmup 5\n"));  // wait 0 + warmup 5: batch 6 is traced
+    CHECK_FALSE(has(r, "--data-parallel-size"));
+    CHECK_FALSE(has(r, "--enable-expert-parallel"));
+    CHECK_FALSE(has(r, "export VLLM_TORCH_PROFILER_DIR"));  // v0.19 reads --profiler-config only
+    // --profile skips --output-json (latency.py returns after the profiled batch): the timed pass
+    // writes it, under nsys; the profiler pass has no nsys.
+    const auto profile = r.script.find("--profile --profiler-config.profiler torch");
+    const auto timed = r.script.find("--num-iters 10 --output-json");
+    REQUIRE(profile != std::string::npos);
+    REQUIRE(timed != std::string::npos);
+    CHECK(profile < timed);
+    CHECK(r.script.find("nsys profile") > profile);
+    CHECK(r.script.find(" --output-json \"") == r.script.rfind(" --output-json \""));
+}
+
+TEST_CASE("each card field that describes the vLLM run changes the render or is refused") {
+    const std::string card = reference_card(k_vllm);
+    SECTION("precision") {
+        CHECK(has(render(with(card, "precision: bf16", "precision: fp16")), "    --dtype float16\n"));
+        CHECK(has(render(with(card, "precision: bf16", "precision: fp32")), "    --dtype float32\n"));
+        refused(render(with(card, "precision: bf16", "precision: fp8")), "workload.model.precision", "not supported for vllm");
+    }
+    SECTION("model") {
+        CHECK(has(render(with(card, "hf_url: https://huggingface.co/Qwen/Qwen3-4B", "hf_url: https://huggingface.co/Qwen/Qwen3-8B")),
+                  "    --model Qwen/Qwen3-8B\n"));
+    }
+    SECTION("lengths and batch") {
+        const Rendered r = render(with(with(with(card, "input_len: 1024", "input_len: 2048"), "output_len: 128", "output_len: 64"),
+                                       "batch_size: 8", "batch_size: 16"));
+        CHECK(has(r, "    --input-len 2048\n"));
+        CHECK(has(r, "    --output-len 64\n"));
+        CHECK(has(r, "    --batch-size 16\n"));
+    }
+    SECTION("tensor and pipeline parallel") {
+        const Rendered r = render(with(with(card, k_tp, "    tp: 2\n"), "    pp: 1\n", "    pp: 2\n"));
+        CHECK(has(r, "    --tensor-parallel-size 2\n"));
+        CHECK(has(r, "    --pipeline-parallel-size 2\n"));
+    }
+    SECTION("expert parallel is vLLM's switch over tp·dp") {
+        const std::string moe = with(card, "moe: false", "moe: true");
+        CHECK(has(render(with(moe, k_ep, "    ep: 4\n")), "    --enable-expert-parallel\n"));
+        refused(render(with(moe, k_ep, "    ep: 2\n")), "model_plan_parallelization.ep", "tp·dp = 4");
+        refused(render(with(card, k_ep, "    ep: 4\n")), "model_plan_parallelization.ep", "not MoE");
+    }
+    SECTION("data parallel is not one bench engine") {
+        refused(render(with(with(card, k_tp, "    tp: 2\n"), "dp_replicate: 1", "dp_replicate: 2")),
+                "model_plan_parallelization.dp_replicate", "one engine");
+    }
+    SECTION("profiling window") {
+        CHECK(has(render(with(card, "warmup: 5", "warmup: 3")), "    --num-iters-warmup 3\n"));
+        CHECK(has(render(with(card, "wait: 0", "wait: 2")), "    --num-iters-warmup 7\n"));
+        refused(render(with(card, "active: 1", "active: 2")), "launch.profile.active", "exactly one batch");
+    }
+    SECTION("steps") {
+        CHECK(has(render(with(card, "steps: 10", "steps: 20")), "--num-iters 20 --output-json"));
+    }
+    SECTION("phase") {
+        refused(render(with(card, "phase: inference", "phase: training")), "workload.model.phase", "not supported for vllm");
+    }
+}
+
+TEST_CASE("the SGLang reference card passes --strict, and ep > 1 on DeepSeek-MoE v1 is refused: it ignores --ep-size") {
+    const std::string card = reference_card(k_sglang);
+    const Rendered r = render(card);
+    INFO(r.diagnostics.format());
+    CHECK_FALSE(r.diagnostics.has_errors());
+    refused(render(with(card, "    ep: 1 ", "    ep: 4 ")), "model_plan_parallelization.ep", "ignores --ep-size");
+}
+
+TEST_CASE("each card field that describes the SGLang run changes the render or is refused") {
+    const std::string card = with(reference_card(k_sglang), "    ep: 1 # DeepSeek-MoE v1 in SGLang ignores --ep-size (docs/contracts/sglang-*.yaml)\n", k_ep);
+    const Rendered base = render(card);
+    INFO(base.diagnostics.format());
+    REQUIRE_FALSE(base.diagnostics.has_errors());
+    CHECK(has(base, "    --model-path deepseek-ai/deepseek-moe-16b-base\n"));
+    CHECK(has(base, "    --dtype bfloat16\n"));
+    CHECK(has(base, "    --tp-size 4\n"));
+    CHECK_FALSE(has(base, "--ep-size"));
+    // wait 0 + warmup 1, active 1: step 2 of the batch = decode step 0.
+    CHECK(has(base, "--profile-stage decode \\\n    --profile-start-step 0 --profile-steps 1\n"));
+    CHECK(base.plan.framework_config.at("torch_profiler_ranks") == "0");
+    CHECK(base.script.find("--result-filename") < base.script.find("nsys profile"));
+
+    SECTION("precision") {
+        CHECK(has(render(with(card, "precision: bf16", "precision: fp16")), "    --dtype float16\n"));
+        refused(render(with(card, "precision: bf16", "precision: int4")), "workload.model.precision", "not supported for sglang");
+    }
+    SECTION("lengths and batch") {
+        const Rendered r = render(with(with(with(card, "input_len: 1024", "input_len: 512"), "output_len: 128", "output_len: 32"),
+                                       "batch_size: 8", "batch_size: 4"));
+        CHECK(has(r, "    --input-len 512\n"));
+        CHECK(has(r, "    --output-len 32\n"));
+        CHECK(has(r, "    --batch-size 4\n"));
+    }
+    SECTION("tensor parallel") {
+        const std::string two = with(with(card, "total_count: 4", "total_count: 2"), "count_per_node: 4", "count_per_node: 2");
+        CHECK(has(render(with(two, k_tp, "    tp: 2\n")), "    --tp-size 2\n"));
+        refused(render(with(with(card, k_tp, "    tp: 2\n"), "    pp: 1\n", "    pp: 2\n")), "model_plan_parallelization.pp",
+                "tp ranks only");
+    }
+    SECTION("expert parallel on a model that honours it") {
+        const std::string other = with(with(card, "model_family: deepseek-moe-16b", "model_family: qwen3-30b-a3b"),
+                                       "hf_url: https://huggingface.co/deepseek-ai/deepseek-moe-16b-base",
+                                       "hf_url: https://huggingface.co/Qwen/Qwen3-30B-A3B");
+        CHECK(has(render(with(other, k_ep, "    ep: 2\n")), "    --ep-size 2\n"));
+        refused(render(with(other, k_ep, "    ep: 3\n")), "model_plan_parallelization.ep", "does not divide tp");
+    }
+    SECTION("profiling window") {
+        CHECK(has(render(with(card, "warmup: 1", "warmup: 4")), "--profile-start-step 3 --profile-steps 1"));
+        CHECK(has(render(with(card, "active: 1", "active: 3")), "--profile-start-step 0 --profile-steps 3"));
+        CHECK(has(render(with(card, "warmup: 1", "warmup: 0")), "--profile-stage prefill\n"));
+        refused(render(with(with(card, "warmup: 1", "warmup: 0"), "active: 1", "active: 2")), "launch.profile.active",
+                "two files");
+        refused(render(with(with(card, "warmup: 1", "warmup: 128"), "steps: 10", "steps: 200")), "launch.profile.warmup",
+                "decode steps");
+    }
+}
