@@ -9,6 +9,22 @@ void set_framework_value(Plan& plan, const std::string& key, const std::string& 
     plan.origins["framework_config." + key] = Origin{Origin::Kind::derived, "", because};
 }
 
+std::string torch_dtype_name(const std::string& precision) {
+    if (precision.empty()) {
+        return "auto";
+    }
+    if (precision == "bf16" || precision == "bfloat16") {
+        return "bfloat16";
+    }
+    if (precision == "fp16" || precision == "float16" || precision == "half") {
+        return "float16";
+    }
+    if (precision == "fp32" || precision == "float32") {
+        return "float32";
+    }
+    return {};
+}
+
 void plan_framework(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     if (plan.framework == "torchtitan") {
         plan_torchtitan(card, plan, findings);

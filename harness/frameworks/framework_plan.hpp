@@ -10,6 +10,9 @@
 
 namespace harness {
 
+/// The card section the parallel degrees live in: problems about a degree name "<this>ep".
+inline constexpr const char* k_parallel_field = "Model-executor.model_plan_parallelization.";
+
 /// Reports a runnability problem about a card field at the severity make_plan was asked for
 /// (an error with --strict, else a warning).
 class PlanFindings {
@@ -21,6 +24,11 @@ public:
 /// Sets one framework value (templates read it as {{fw.KEY}}; "true"/"false" become flags usable
 /// as {{#fw.KEY}} sections) and records why, for explain and plan.json.
 void set_framework_value(Plan& plan, const std::string& key, const std::string& value, const std::string& because);
+
+/// The card's precision as torch's dtype name, the spelling vLLM's and SGLang's --dtype take:
+/// bf16/bfloat16 -> bfloat16, fp16/float16/half -> float16, fp32/float32 -> float32; "auto" when
+/// the card names none; empty for anything else (fp8, int4...: a problem for the caller to report).
+std::string torch_dtype_name(const std::string& precision);
 
 /// Dispatches to the framework's own planning step (no-op for a framework without one).
 void plan_framework(const WorkloadCard& card, Plan& plan, PlanFindings& findings);

@@ -8,25 +8,6 @@ namespace harness {
 
 namespace {
 
-constexpr const char* k_parallel = "Model-executor.model_plan_parallelization.";
-
-/// The card's precision as SGLang's --dtype (auto, half, float16, bfloat16, float, float32);
-/// empty when SGLang has no such dtype.
-std::string sglang_dtype(const std::string& precision) {
-    if (precision.empty()) {
-        return "auto";
-    }
-    if (precision == "bf16" || precision == "bfloat16") {
-        return "bfloat16";
-    }
-    if (precision == "fp16" || precision == "float16" || precision == "half") {
-        return "float16";
-    }
-    if (precision == "fp32" || precision == "float32") {
-        return "float32";
-    }
-    return {};
-}
 
 /// DeepSeek-MoE v1 (DeepseekForCausalLM, srt/models/deepseek.py): its DeepseekMoE shards every
 /// expert over TP and never reads ep_size.
@@ -71,7 +52,7 @@ void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     if (!plan.phase.empty() && plan.phase == "training") {
         findings.problem("workload.model.phase", "training is not supported for sglang (bench_one_batch runs inference)");
     }
-    const std::string dtype = sglang_dtype(plan.precision);
+    const std::string dtype = torch_dtype_name(plan.precision);
     if (dtype.empty()) {
         findings.problem("workload.model.precision",
                          fmt::format("{} is not supported for sglang: --dtype takes auto, float16, bfloat16 or float32",
@@ -86,18 +67,18 @@ void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     const long long dp = par.dp_replicate * par.dp_shard;
     if (card.has_executor && (dp > 1 || par.pp > 1 || par.cp > 1)) {
         const char* field = dp > 1 ? "dp_replicate" : par.pp > 1 ? "pp" : "cp";
-        findings.problem(std::string(k_parallel) + field,
+        findings.problem(std::string(k_parallel_field) + field,
                          fmt::format("dp {}, pp {}, cp {} is not supported for sglang bench_one_batch: it runs tp "
                                      "ranks only (pp_size 1 in load_model)",
                                      dp, par.pp, par.cp));
     }
     if (card.has_executor && par.ep > 1 && par.tp % par.ep != 0) {
-        findings.problem(std::string(k_parallel) + "ep",
+        findings.problem(std::string(k_parallel_field) + "ep",
                          fmt::format("ep {} does not divide tp {}: sglang's expert groups split the TP group", par.ep,
                                      par.tp));
     }
     if (card.has_executor && par.ep > 1 && ignores_ep_size(card, plan)) {
-        findings.problem(std::string(k_parallel) + "ep",
+        findings.problem(std::string(k_parallel_field) + "ep",
                          fmt::format("ep {} is not what sglang runs for DeepSeek-MoE (v1): its DeepseekMoE shards "
                                      "every expert over tp and ignores --ep-size, so the run is ep 1",
                                      par.ep));

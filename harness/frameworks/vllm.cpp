@@ -6,35 +6,11 @@
 
 namespace harness {
 
-namespace {
-
-constexpr const char* k_parallel = "Model-executor.model_plan_parallelization.";
-
-/// The card's precision as vLLM's --dtype (ModelConfig.dtype: auto, half, float16, bfloat16,
-/// float, float32); empty when vLLM has no such dtype.
-std::string vllm_dtype(const std::string& precision) {
-    if (precision.empty()) {
-        return "auto";
-    }
-    if (precision == "bf16" || precision == "bfloat16") {
-        return "bfloat16";
-    }
-    if (precision == "fp16" || precision == "float16" || precision == "half") {
-        return "float16";
-    }
-    if (precision == "fp32" || precision == "float32") {
-        return "float32";
-    }
-    return {};
-}
-
-} // namespace
-
 void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     if (!plan.phase.empty() && plan.phase == "training") {
         findings.problem("workload.model.phase", "training is not supported for vllm (vllm bench latency runs inference)");
     }
-    const std::string dtype = vllm_dtype(plan.precision);
+    const std::string dtype = torch_dtype_name(plan.precision);
     if (dtype.empty()) {
         findings.problem("workload.model.precision",
                          fmt::format("{} is not supported for vllm: --dtype takes auto, float16, bfloat16 or float32",
@@ -48,24 +24,24 @@ void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     const Parallelism& par = plan.parallelism;
     const long long dp = par.dp_replicate * par.dp_shard;
     if (card.has_executor && dp > 1) {
-        findings.problem(std::string(k_parallel) + "dp_replicate",
+        findings.problem(std::string(k_parallel_field) + "dp_replicate",
                          fmt::format("data parallel {} is not supported for vllm bench latency: it runs one engine "
                                      "(tp × pp workers); data parallelism needs one engine per replica",
                                      dp));
     }
     if (card.has_executor && par.cp > 1) {
-        findings.problem(std::string(k_parallel) + "cp",
+        findings.problem(std::string(k_parallel_field) + "cp",
                          fmt::format("cp {} is not supported for vllm: the rendered bench runs tp × pp only", par.cp));
     }
     const bool expert_parallel = par.ep > 1;
     if (card.has_executor && expert_parallel && par.ep != par.tp * dp) {
-        findings.problem(std::string(k_parallel) + "ep",
+        findings.problem(std::string(k_parallel_field) + "ep",
                          fmt::format("ep {} is not what vllm runs: --enable-expert-parallel spreads the experts over "
                                      "the tp × dp group, so ep is 1 or tp·dp = {}",
                                      par.ep, par.tp * dp));
     }
     if (card.has_executor && expert_parallel && !card.moe) {
-        findings.problem(std::string(k_parallel) + "ep",
+        findings.problem(std::string(k_parallel_field) + "ep",
                          fmt::format("ep {} on a model the card says is not MoE (workload.model.moe: false)", par.ep));
     }
     set_framework_value(plan, "expert_parallel", expert_parallel ? "true" : "false",
