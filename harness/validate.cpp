@@ -2,10 +2,13 @@
 
 #include "card.hpp"
 #include "cluster.hpp"
+#include "frameworks/contract.hpp"
 #include "home.hpp"
 #include "plan.hpp"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 
+#include <fmt/format.h>
 #include <regex>
 
 namespace harness {
@@ -23,6 +26,27 @@ Diagnostic from_error(const std::string& what, const std::string& file) {
     return {Severity::error, file, "", what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what};
 }
 
+/// launch.args the framework's contract does not list: a warning, never an error. The framework
+/// may well accept them (the contract lists what the harness renders), but nobody has checked,
+/// and a job that dies on an unknown option has often waited hours for its nodes first.
+void check_launch_args(const WorkloadCard& card, const Plan& plan, Diagnostics& diagnostics) {
+    const std::optional<FrameworkContract> contract = find_contract(plan, harness_home() / "docs" / "contracts");
+    if (!contract || plan.extra_args.empty()) {
+        return;
+    }
+    const std::string location = card.document().location(find_node(card.document().root(), "launch.args"), "launch.args");
+    const std::vector<std::string> known(contract->options.begin(), contract->options.end());
+    for (const std::string& arg : args_outside_contract(plan.extra_args, *contract)) {
+        const std::string name = arg.substr(0, arg.find('='));
+        const std::string near = closest_match(name, known);
+        diagnostics.warning(location, "launch.args",
+                            fmt::format("{} is not among the options {} lists for {} at {}{}: check that it exists there "
+                                        "(a contract change cites the framework's source)",
+                                        enquote(arg), contract->file.filename().string(), plan.framework, plan.source_ref,
+                                        near.empty() ? "" : fmt::format(" (did you mean {}?)", enquote(near))));
+    }
+}
+
 } // namespace
 
 ValidationResult validate_file(const fs::path& file, const ValidateOptions& options) {
@@ -38,7 +62,8 @@ ValidationResult validate_file(const fs::path& file, const ValidateOptions& opti
         result.diagnostics = card.diagnostics();
         if (options.strict && !result.diagnostics.has_errors()) {
             const ClusterProfile cluster = resolve_cluster(card, options.cluster);
-            make_plan(card, cluster, true, result.diagnostics);
+            const Plan plan = make_plan(card, cluster, true, result.diagnostics);
+            check_launch_args(card, plan, result.diagnostics);
         }
     } catch (const HarnessError& e) {
         const Diagnostic d = from_error(e.what(), result.file);

@@ -60,8 +60,24 @@ PY
 )
         if [ -z "$problems" ]; then pass; else fail "$contract:"$'\n'"$problems"; fi
     fi
+    # Every option its launch.args passes is one the contract lists (validate --strict warns otherwise).
+    expect_status 0 "$name: validate --strict" -- "$CCL_HARNESS" validate --strict "$card"
+    if grep -q "is not among the options" <<<"$OUT"; then fail "$name: launch.args outside its contract: $OUT"; else pass; fi
     # Some suite runs it (not just renders it): the framework suites name the card's directory.
     if grep -lq -- "$name" tests/e2e/framework_*.sh 2>/dev/null; then pass; else fail "$name: no tests/e2e/framework_*.sh runs it"; fi
 done
+
+# A misspelt option in launch.args is named before any job waits for nodes: a warning (the
+# framework may accept what its contract does not list), with the option it resembles.
+megatron=workloads/deepseek-v3-16b-megatron-perlmutter/deepseek-v3-16b-megatron-perlmutter.yaml
+expect_status 0 "launch.args typo: still valid" -- "$CCL_HARNESS" validate --strict "$megatron" \
+    --set 'launch.args=[--num-layers=2, --hiden-size=64]'
+expect_output "the typo is named with its likely option" '"--hiden-size=64" is not among the options megatron-lm-core_v0.15.3.yaml lists for megatron-lm at core_v0.15.3 (did you mean "--hidden-size"?)'
+if grep -q -- '"--num-layers=2" is not' <<<"$OUT"; then fail "a listed option was reported: $OUT"; else pass; fi
+maxtext=workloads/llama-3.1-8b-maxtext-tpu-v6e-16/llama-3.1-8b-maxtext-tpu-v6e-16.yaml
+expect_status 0 "pyconfig key typo" -- "$CCL_HARNESS" validate --strict "$maxtext" --set 'launch.args=[stpes=4]'
+expect_output "a pyconfig key is checked as key=value" '"stpes=4" is not among the options maxtext-tpu-recipes-v0.1.4.yaml'
+expect_status 0 "validate --strict --json carries it" -- "$CCL_HARNESS" validate --strict --json "$maxtext" --set 'launch.args=[stpes=4]'
+expect_output "as a warning on launch.args" '"field": "launch.args"'
 
 finish
