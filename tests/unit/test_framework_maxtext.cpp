@@ -1,30 +1,19 @@
 #include "cluster.hpp"
 #include "home.hpp"
 #include "plan.hpp"
+#include "reference_render.hpp"
 #include "render.hpp"
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 using namespace harness;
+using namespace harness::test;
 
 namespace {
 
 const char* k_deepseek = "workloads/deepseek-v2-16b-maxtext-tpu-v6e/deepseek-v2-16b-maxtext-tpu-v6e.yaml";
 
-std::string reference_card() {
-    std::ifstream in(harness_home() / k_deepseek);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-std::string with(std::string text, const std::string& from, const std::string& to) {
-    const auto at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    return text.replace(at, from.size(), to);
-}
+std::string reference_card() { return reference_card_text(k_deepseek); }
 
 struct Rendered {
     Plan plan;
@@ -33,16 +22,8 @@ struct Rendered {
 };
 
 Rendered render(const std::string& text) {
-    const WorkloadCard card = WorkloadCard::from_document(YamlDocument::parse(text, "card.yaml"));
-    REQUIRE_FALSE(card.diagnostics().has_errors());
-    const ClusterProfile cluster = ClusterProfile::load(harness_home() / "clusters", "tpu-v6e");
-    Rendered out;
-    out.plan = make_plan(card, cluster, true, out.diagnostics);
-    const RenderedRun run = render_run(card, cluster, out.plan, harness_home());
-    const RenderedFile* remote = run.find("remote.sh");
-    REQUIRE(remote != nullptr);
-    out.remote = remote->content;
-    return out;
+    const ReferenceRender r = render_reference(text, {}, "tpu-v6e", true);
+    return {r.plan, r.diagnostics, r.file("remote.sh")};
 }
 
 bool has_arg(const Rendered& rendered, const std::string& arg) {

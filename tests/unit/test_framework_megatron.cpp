@@ -3,6 +3,7 @@
 // or fails --strict naming the field.
 #include "frameworks/framework_plan.hpp"
 #include "home.hpp"
+#include "reference_render.hpp"
 #include "render.hpp"
 
 #include <catch2/catch.hpp>
@@ -11,10 +12,11 @@
 #include <vector>
 
 using namespace harness;
+using namespace harness::test;
 
 namespace {
 
-const fs::path k_deepseek = "workloads/deepseek-v3-16b-megatron-perlmutter/deepseek-v3-16b-megatron-perlmutter.yaml";
+const char* k_deepseek = "workloads/deepseek-v3-16b-megatron-perlmutter/deepseek-v3-16b-megatron-perlmutter.yaml";
 
 struct Rendered {
     Plan plan;
@@ -22,17 +24,9 @@ struct Rendered {
     std::string sbatch;
 };
 
-Rendered render_card(std::vector<std::string> sets, bool strict = false) {
-    // Shifter cannot run the card's digest-pinned image; podman-hpc can (the container rules are
-    // not what these tests are about).
-    sets.insert(sets.begin(), "launch.container.runtime=podman-hpc");
-    const WorkloadCard card = WorkloadCard::load(harness_home() / k_deepseek, sets);
-    REQUIRE_FALSE(card.diagnostics().has_errors());
-    const ClusterProfile cluster = ClusterProfile::load(harness_home() / "clusters", "perlmutter");
-    Rendered out;
-    out.plan = make_plan(card, cluster, strict, out.diagnostics);
-    out.sbatch = render_run(card, cluster, out.plan, harness_home()).find("launch.sbatch")->content;
-    return out;
+Rendered render_card(const std::vector<std::string>& sets, bool strict = false) {
+    const ReferenceRender r = render_reference(reference_card_text(k_deepseek), sets, "perlmutter", strict);
+    return {r.plan, r.diagnostics, r.file("launch.sbatch")};
 }
 
 bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }

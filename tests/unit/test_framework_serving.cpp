@@ -3,31 +3,20 @@
 #include "cluster.hpp"
 #include "home.hpp"
 #include "plan.hpp"
+#include "reference_render.hpp"
 #include "render.hpp"
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 using namespace harness;
+using namespace harness::test;
 
 namespace {
 
 const char* k_vllm = "workloads/qwen3-4b-vllm-perlmutter/qwen3-4b-vllm-perlmutter.yaml";
 const char* k_sglang = "workloads/deepseek-moe-16b-sglang-perlmutter/deepseek-moe-16b-sglang-perlmutter.yaml";
 
-std::string reference_card(const char* path) {
-    std::ifstream in(harness_home() / path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-std::string with(std::string text, const std::string& from, const std::string& to) {
-    const auto at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    return text.replace(at, from.size(), to);
-}
+std::string reference_card(const char* path) { return reference_card_text(path); }
 
 struct Rendered {
     Plan plan;
@@ -35,24 +24,9 @@ struct Rendered {
     std::string script;
 };
 
-Rendered render(std::string text) {
-    // Shifter cannot run a digest (plan's container rule): the reference cards' images go through podman-hpc.
-    if (const auto at = text.find("runtime: shifter"); at != std::string::npos) {
-        text.replace(at, 16, "runtime: podman-hpc");
-    }
-    const WorkloadCard card = WorkloadCard::from_document(YamlDocument::parse(text, "card.yaml"));
-    REQUIRE_FALSE(card.diagnostics().has_errors());
-    const ClusterProfile cluster = ClusterProfile::load(harness_home() / "clusters", "perlmutter");
-    Rendered out;
-    out.plan = make_plan(card, cluster, true, out.diagnostics);
-    if (out.diagnostics.has_errors()) {
-        return out;
-    }
-    const RenderedRun run = render_run(card, cluster, out.plan, harness_home());
-    const RenderedFile* script = run.find("launch.sbatch");
-    REQUIRE(script != nullptr);
-    out.script = script->content;
-    return out;
+Rendered render(const std::string& text) {
+    const ReferenceRender r = render_reference(text, {}, "perlmutter", true);
+    return {r.plan, r.diagnostics, r.diagnostics.has_errors() ? std::string() : r.file("launch.sbatch")};
 }
 
 bool has(const Rendered& r, const std::string& text) { return r.script.find(text) != std::string::npos; }

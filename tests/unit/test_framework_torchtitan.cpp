@@ -2,6 +2,7 @@
 // train.toml / launch.sbatch the way TorchTitan v0.2.2 reads it, or fails --strict naming the field.
 #include "frameworks/framework_plan.hpp"
 #include "home.hpp"
+#include "reference_render.hpp"
 #include "render.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,10 +11,11 @@
 #include <vector>
 
 using namespace harness;
+using namespace harness::test;
 
 namespace {
 
-const fs::path k_llama = "workloads/llama-3.1-8b-torchtitan-perlmutter/llama-3.1-8b-torchtitan-perlmutter.yaml";
+const char* k_llama = "workloads/llama-3.1-8b-torchtitan-perlmutter/llama-3.1-8b-torchtitan-perlmutter.yaml";
 
 struct Rendered {
     Plan plan;
@@ -22,18 +24,9 @@ struct Rendered {
     std::string sbatch;
 };
 
-Rendered render_card(std::vector<std::string> sets, bool strict = false) {
-    // Container choices are not this file's subject: podman-hpc runs the pinned digest as it is.
-    sets.insert(sets.begin(), "launch.container.runtime=podman-hpc");
-    const WorkloadCard card = WorkloadCard::load(harness_home() / k_llama, sets);
-    REQUIRE_FALSE(card.diagnostics().has_errors());
-    const ClusterProfile cluster = ClusterProfile::load(harness_home() / "clusters", "perlmutter");
-    Rendered out;
-    out.plan = make_plan(card, cluster, strict, out.diagnostics);
-    const RenderedRun run = render_run(card, cluster, out.plan, harness_home());
-    out.toml = run.find("train.toml")->content;
-    out.sbatch = run.find("launch.sbatch")->content;
-    return out;
+Rendered render_card(const std::vector<std::string>& sets, bool strict = false) {
+    const ReferenceRender r = render_reference(reference_card_text(k_llama), sets, "perlmutter", strict);
+    return {r.plan, r.diagnostics, r.file("train.toml"), r.file("launch.sbatch")};
 }
 
 bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
