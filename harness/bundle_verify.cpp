@@ -331,27 +331,49 @@ void check_traces(const fs::path& dir, const std::vector<std::string>& files, Bu
     }
 }
 
-/// The window the run was planned with (scripts/plan.json profile.traced_steps) against the
-/// ProfilerStep markers each Kineto trace holds: a framework that traces one step more or less
-/// than the card says (an off-by-one schedule) makes every per-step metric describe another run.
-/// Bundles from before plan.json carried traced_steps, and plans that count no steps, are not checked.
-void check_window(const fs::path& dir, BundleReport& report) {
+/// What the run's plan (scripts/plan.json) says its traces hold, read once for the checks below.
+/// Bundles from before plan.json carried these, and hand-made bundles without one, have neither.
+struct PlannedTraces {
+    /// profile.traced_steps: ProfilerStep markers per Kineto trace; 0 when the plan counts none.
+    std::int64_t steps = 0;
+    /// framework_config.torch_profiler_ranks "0": the framework profiles rank 0 only (SGLang's
+    /// bench_one_batch, harness/frameworks/sglang.cpp).
+    bool rank0_only = false;
+};
+
+PlannedTraces read_planned_traces(const fs::path& dir) {
+    PlannedTraces planned;
     if (!fs::is_regular_file(fs::symlink_status(dir / "scripts" / "plan.json"))) {
-        return;
+        return planned;
     }
     JsonRecord plan;
     Problems ignored; // a malformed plan.json is not a trace problem; the manifest vouches for it
     load_record(dir, "scripts/plan.json", "", plan, ignored);
-    std::int64_t traced_steps = 0;
-    if (!plan.ok || plan.root["profile"]["traced_steps"].get_int64().get(traced_steps) != simdjson::SUCCESS || traced_steps <= 0) {
+    if (!plan.ok) {
+        return planned;
+    }
+    if (plan.root["profile"]["traced_steps"].get_int64().get(planned.steps) != simdjson::SUCCESS || planned.steps < 0) {
+        planned.steps = 0;
+    }
+    std::string_view ranks;
+    planned.rank0_only = plan.root["framework_config"]["torch_profiler_ranks"].get_string().get(ranks) == simdjson::SUCCESS &&
+                         ranks == "0";
+    return planned;
+}
+
+/// The window the run was planned with against the ProfilerStep markers each Kineto trace holds:
+/// a framework that traces one step more or less than the card says (an off-by-one schedule)
+/// makes every per-step metric describe another run.
+void check_window(const PlannedTraces& planned, BundleReport& report) {
+    if (planned.steps <= 0) {
         return;
     }
     for (const BundleTrace& trace : report.traces) {
-        if (trace.check.step_marker == "ProfilerStep#N" && static_cast<std::int64_t>(trace.check.steps) != traced_steps) {
+        if (trace.check.step_marker == "ProfilerStep#N" && static_cast<std::int64_t>(trace.check.steps) != planned.steps) {
             report.problems.push_back(
                 {trace.path, fmt::format("{} ProfilerStep markers, but the run was planned to trace {} (scripts/plan.json "
                                          "profile.traced_steps, from the card's launch.profile.active)",
-                                         trace.check.steps, traced_steps)});
+                                         trace.check.steps, planned.steps)});
         }
     }
 }
@@ -465,28 +487,16 @@ void check_trace_kinds(const YamlDocument& doc, const fs::path& dir, const HeldT
     check(held.nsys, k_nsys_kinds, "nsys", "nsys_<rank>.nsys-rep");
 }
 
-/// Without a card field naming sampled ranks (CCL-Bench cards have none), every rank is traced.
-/// True when the run's plan (scripts/plan.json) says its framework profiles rank 0 only
-/// (framework_config.torch_profiler_ranks "0": SGLang's bench_one_batch, harness/frameworks/sglang.cpp).
-bool planned_rank0_only(const fs::path& dir) {
-    if (!fs::is_regular_file(fs::symlink_status(dir / "scripts" / "plan.json"))) {
-        return false;
-    }
-    JsonRecord plan;
-    Problems ignored;
-    load_record(dir, "scripts/plan.json", "", plan, ignored);
-    std::string_view ranks;
-    return plan.ok && plan.root["framework_config"]["torch_profiler_ranks"].get_string().get(ranks) == simdjson::SUCCESS &&
-           ranks == "0";
-}
-
-void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, BundleReport& report) {
+/// Without a card field naming sampled ranks (CCL-Bench cards have none), every rank is traced,
+/// unless the plan says its framework profiles rank 0 only.
+void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, const PlannedTraces& planned,
+                      BundleReport& report) {
     const long long total = total_count(doc.root());
     const std::vector<long long>& ranks = held.ranks;
     if (total <= 0 || (ranks.empty() && !lists_any(listed_traces(doc.root()), k_kineto_kinds))) {
         return;
     }
-    if (planned_rank0_only(dir) && total > 0) {
+    if (planned.rank0_only) {
         if (ranks != std::vector<long long>{0}) {
             report.problems.push_back({"kineto_trace_0.json",
                                        "the plan traces rank 0 only (framework_config.torch_profiler_ranks), but the "
@@ -513,7 +523,7 @@ void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTr
     }
 }
 
-void check_card(const fs::path& dir, const std::vector<std::string>& files, BundleReport& report) {
+void check_card(const fs::path& dir, const std::vector<std::string>& files, const PlannedTraces& planned, BundleReport& report) {
     const std::string card_name = report.name + ".yaml";
     const fs::path card_path = dir / card_name;
     const fs::file_status status = fs::symlink_status(card_path);
@@ -550,7 +560,7 @@ void check_card(const fs::path& dir, const std::vector<std::string>& files, Bund
         const HeldTraces held = held_traces(report, files);
         check_trace_url(doc, dir, report);
         check_trace_kinds(doc, dir, held, report);
-        check_rank_count(doc, dir, held, report);
+        check_rank_count(doc, dir, held, planned, report);
     } catch (const HarnessError&) {
         // validate_file has reported why the card cannot be read.
     }
@@ -617,8 +627,9 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
     }
     check_interrupt();
     check_traces(dir, files, report);
-    check_window(dir, report);
-    check_card(dir, files, report);
+    const PlannedTraces planned = read_planned_traces(dir);
+    check_window(planned, report);
+    check_card(dir, files, planned, report);
     check_metrics(dir, report.problems);
     check_provenance(dir, report.name, report.problems);
     check_run_record(dir, report.name, report.problems);
