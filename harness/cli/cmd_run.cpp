@@ -24,12 +24,7 @@ int run_run(const RunOptions& options, const ReportFlags& flags) {
                                  "ccl-harness pack {}\n",
                                  outcome.pack_error, outcome.run_dir.string());
     }
-    if (!flags.json || !quiet) {
-        result_stream(flags.json) << format_run_outcome(outcome);
-    }
-    if (flags.json) {
-        print_json(run_outcome_to_json(outcome));
-    }
+    print_outcome(flags.json, quiet, format_run_outcome(outcome), run_outcome_to_json(outcome));
     return outcome.exit_code;
 }
 

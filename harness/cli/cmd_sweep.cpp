@@ -13,12 +13,7 @@ namespace {
 int run_sweep_command(const SweepOptions& options, const ReportFlags& flags) {
     const bool quiet = quiet_wanted();
     const SweepOutcome outcome = run_sweep(options, progress_stream(flags.json, quiet));
-    if (!flags.json || !quiet) {
-        result_stream(flags.json) << format_sweep_outcome(outcome);
-    }
-    if (flags.json) {
-        print_json(sweep_outcome_to_json(outcome));
-    }
+    print_outcome(flags.json, quiet, format_sweep_outcome(outcome), sweep_outcome_to_json(outcome));
     return outcome.exit_code;
 }
 

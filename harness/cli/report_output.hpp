@@ -51,4 +51,15 @@ inline void print_dropped_warnings(const std::vector<std::string>& warnings, boo
 /// The one JSON document of a --json command.
 inline void print_json(const Json& json) { std::cout << json.dump() << std::flush; }
 
+/// A command's outcome: its summary lines on stdout, or on stderr beside the JSON document with
+/// --json (nowhere with --json -q), then the document.
+inline void print_outcome(bool json, bool quiet, const std::string& summary, const Json& document) {
+    if (!json || !quiet) {
+        result_stream(json) << summary;
+    }
+    if (json) {
+        print_json(document);
+    }
+}
+
 } // namespace harness::cli
