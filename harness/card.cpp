@@ -314,6 +314,7 @@ void WorkloadCard::read_fields() {
     read_bool(find_node(root, "workload.model.moe"), moe);
     batch_size = int_at(root, "workload.data.batch_size");
     batch_size_scope = to_lower(text_at(root, "workload.data.batch_size_scope"));
+    dataset = text_at(root, "workload.data.dataset");
     seq_len = int_at(root, "workload.data.seq_len");
     input_len = int_at(root, "workload.data.input_len");
     output_len = int_at(root, "workload.data.output_len");

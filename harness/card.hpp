@@ -74,6 +74,7 @@ public:
     bool moe = false;
     std::optional<long long> batch_size;
     std::string batch_size_scope;
+    std::string dataset;  ///< workload.data.dataset as written (each framework maps or refuses it)
     std::optional<long long> seq_len;
     std::optional<long long> input_len;
     std::optional<long long> output_len;

@@ -1,7 +1,6 @@
 #include "framework_plan.hpp"
 
 #include "../util/strings.hpp"
-#include "../yaml_document.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -66,11 +65,6 @@ std::string last_arg(const std::vector<std::string>& args, std::string_view key)
     return value;
 }
 
-std::string card_text(const WorkloadCard& card, const std::string& dotted) {
-    const YAML::Node node = find_node(card.document().root(), dotted);
-    return node.IsDefined() && node.IsScalar() ? node.Scalar() : std::string();
-}
-
 } // namespace
 
 void plan_maxtext(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
@@ -121,7 +115,7 @@ void plan_maxtext(const WorkloadCard& card, Plan& plan, PlanFindings& findings) 
 
     // base.yml:431-433: dataset_type is synthetic, hf, grain or tfds; only synthetic needs no
     // bucket or tokenizer, so that is the only one the templates render.
-    const std::string dataset = to_lower(card_text(card, "workload.data.dataset"));
+    const std::string dataset = to_lower(card.dataset);
     if (!dataset.empty() && dataset != "synthetic") {
         findings.problem("workload.data.dataset", fmt::format("{} is not supported for maxtext: the rendered run uses "
                                                               "dataset_type=synthetic only",

@@ -98,7 +98,7 @@ void plan_precision(Plan& plan, PlanFindings& findings) {
 }
 
 void plan_data(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
-    const std::string dataset = scalar_text(find_node(card.document().root(), "workload.data.dataset"));
+    const std::string& dataset = card.dataset;
     const std::string name = to_lower(dataset);
     const bool synthetic = name.empty() || name == "synthetic" || name == "mock" || name == "random" || name == "dummy";
     if (!synthetic) {

@@ -4,7 +4,6 @@
 #include "framework_plan.hpp"
 
 #include "../util/strings.hpp"
-#include "../yaml_document.hpp"
 
 #include <fmt/format.h>
 
@@ -100,7 +99,7 @@ void plan_precision(const WorkloadCard& card, Plan& plan, PlanFindings& findings
 }
 
 void plan_dataset(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
-    const std::string dataset = scalar_text(find_node(card.document().root(), "workload.data.dataset"));
+    const std::string& dataset = card.dataset;
     if (dataset.empty()) {
         set_framework_value(plan, "dataset", "c4_test", "TorchTitan's default (job_config.py:244); the card names no dataset");
         return;

@@ -1,7 +1,6 @@
 #include "vllm_tpu.hpp"
 
 #include "../util/strings.hpp"
-#include "../yaml_document.hpp"
 
 #include <fmt/format.h>
 
@@ -21,8 +20,7 @@ void plan_vllm_tpu(const WorkloadCard& card, Plan& plan, PlanFindings& findings)
         set_framework_value(plan, "dtype", "bfloat16", "precision " + plan.precision + " is not supported: bfloat16");
     }
     // vllm bench latency feeds random token ids (dummy prompts); no dataset option exists.
-    const YAML::Node dataset = find_node(card.document().root(), "workload.data.dataset");
-    const std::string name = dataset.IsDefined() && dataset.IsScalar() ? to_lower(dataset.Scalar()) : std::string();
+    const std::string name = to_lower(card.dataset);
     if (!name.empty() && name != "random" && name != "synthetic") {
         findings.problem("workload.data.dataset",
                          fmt::format("{} is not supported for vllm bench latency, which runs random token prompts (dataset: random)", name));
