@@ -1,5 +1,8 @@
 #include "bundle_card.hpp"
+#include "env_capture.hpp"
+#include "secret_scrub.hpp"
 #include "trace_names.hpp"
+#include "yaml_document.hpp"
 
 #include "util/error.hpp"
 #include "util/quote.hpp"
@@ -141,14 +144,6 @@ std::optional<YAML::Mark> key_mark(const YAML::Node& map, const std::string& nam
     return std::nullopt;
 }
 
-std::string yaml_plain_or_quoted(const std::string& value) {
-    const bool plain = !value.empty() && std::isalnum(static_cast<unsigned char>(value.front())) &&
-                       std::all_of(value.begin(), value.end(), [](char c) {
-                           return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-                       });
-    return plain ? value : json_string(value);
-}
-
 std::vector<std::string> item_lines(std::size_t indent, const std::vector<std::string>& kinds) {
     std::vector<std::string> lines;
     for (const std::string& kind : kinds) {
@@ -191,12 +186,30 @@ bool same_tree(const YAML::Node& a, const YAML::Node& b) {
     }
 }
 
+/// Through YamlDocument, so that the card's size, node, alias and key bounds hold here too.
 YAML::Node parse(const std::string& text, const std::string& display_name) {
-    try {
-        return YAML::Load(text);
-    } catch (const YAML::Exception& error) {
-        throw input_error(fmt::format("{}:{}:{}: not valid YAML: {}", display_name, error.mark.line + 1, error.mark.column + 1, error.msg));
+    return YamlDocument::parse(text, display_name).root();
+}
+
+/// Sets every secret-named entry of the card's env blocks to k_redacted; true when one changed.
+/// render writes card.yaml redacted already; this holds for run directories rendered before it
+/// did, since a bundle must never carry a secret whatever wrote its run directory.
+bool redact_env(YAML::Node& card) {
+    bool changed = false;
+    for (const char* path : {"launch.env", "Model-executor.communication_library.env"}) {
+        YAML::Node env = find_node(card, path);
+        if (!env.IsMap()) {
+            continue;
+        }
+        for (auto item : env) {
+            if (item.first.IsScalar() && is_secret_name(item.first.Scalar()) &&
+                !(item.second.IsScalar() && item.second.Scalar() == k_redacted)) {
+                item.second = std::string(k_redacted);
+                changed = true;
+            }
+        }
     }
+    return changed;
 }
 
 /// The line edit for trace_url; nothing when the text has a shape it does not handle.
@@ -288,6 +301,9 @@ std::string set_bundle_fields(const std::string& card_text, const std::vector<st
     }
     // What the result must parse to: the card with the two fields set, everything else equal.
     YAML::Node expected = YAML::Clone(root);
+    // A secret never leaves in a bundle: its name stays (the run needed it), its value does not.
+    // The line edit below keeps values as written, so a redacted card is written out whole.
+    const bool redacted = redact_env(expected);
     expected["trace_url"] = trace_url;
     YAML::Node sequence(YAML::NodeType::Sequence);
     for (const std::string& kind : trace_kinds) {
@@ -298,7 +314,10 @@ std::string set_bundle_fields(const std::string& card_text, const std::vector<st
     }
     expected["metric_source"]["traces"] = sequence;
 
-    std::optional<std::vector<std::string>> lines = edit_trace_url(split_lines(card_text), root, yaml_plain_or_quoted(trace_url));
+    std::optional<std::vector<std::string>> lines;
+    if (!redacted) {
+        lines = edit_trace_url(split_lines(card_text), root, yaml_scalar_text(trace_url));
+    }
     if (lines) {
         std::optional<YAML::Node> edited;
         try {
@@ -316,9 +335,7 @@ std::string set_bundle_fields(const std::string& card_text, const std::vector<st
         } catch (const YAML::Exception&) {
         }
     }
-    YAML::Emitter out;
-    out << expected;
-    return std::string(out.c_str()) + "\n";
+    return emit_yaml(expected);
 }
 
 } // namespace harness

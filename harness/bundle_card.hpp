@@ -17,7 +17,9 @@ std::string trace_kind(const std::string& file_name);
 /// `trace_kinds` (a block or flow sequence as it was), adding either where missing. Only those
 /// values change; the result is checked by parsing it again and, where the text has a shape
 /// the line edit does not handle (flow mappings, anchors...), re-emitted from the parsed tree
-/// (comments are then lost). Deterministic. Invalid YAML or a card that is not a mapping is an
+/// (comments are then lost), as it is when a secret-named entry of launch.env or the
+/// communication library's env has its value replaced by k_redacted (secret_scrub.hpp).
+/// Deterministic. Invalid YAML or a card that is not a mapping is an
 /// input error naming `display_name`.
 std::string set_bundle_fields(const std::string& card_text, const std::vector<std::string>& trace_kinds,
                               const std::string& trace_url, const std::string& display_name);

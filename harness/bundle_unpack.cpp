@@ -2,6 +2,7 @@
 
 #include "util/archive.hpp"
 #include "util/error.hpp"
+#include "util/scratch_dir.hpp"
 
 #include <fmt/format.h>
 #include <vector>
@@ -12,6 +13,8 @@ fs::path unpack_bundle(const fs::path& archive, const fs::path& dest) {
     const std::string name = archive.string();
     try {
         extract_tar_zst_safely(archive, dest);
+    } catch (const ScratchSpaceError&) {
+        throw; // the machine's fault, not the bundle's
     } catch (const HarnessError& failure) {
         // A damaged archive is bad input here like any other (verify tells the kinds apart).
         if (failure.code() == k_exit_interrupted) {

@@ -2,6 +2,7 @@
 
 #include "trace_names.hpp"
 #include "util/json.hpp"
+#include "util/limits.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -28,6 +29,8 @@ constexpr std::uint64_t k_max_trace_bytes = simdjson::SIMDJSON_MAXSIZE_BYTES - s
 constexpr std::uint64_t k_gzip_max_ratio = 1000;
 constexpr std::uint64_t k_gzip_ratio_floor = std::uint64_t{64} << 20;
 constexpr std::size_t k_chunk = std::size_t{1} << 20;
+/// walk's own guard, past the nesting limit scan_balance applies first.
+constexpr std::size_t k_max_walk_depth = 4096;
 
 bool all_digits(std::string_view text) {
     return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -88,6 +91,7 @@ TraceBytes read_gzip(const fs::path& file, std::uint64_t compressed_size) {
         bytes.problem = fmt::format("cannot read the gzip stream: {}", la_error());
         return bytes;
     }
+    const std::uint64_t max_inflated = input_limit(InputLimit::file_inflated_bytes);
     std::vector<char> chunk(header == ARCHIVE_EOF ? 0 : k_chunk);
     while (header == ARCHIVE_OK) {
         const la_ssize_t n = archive_read_data(a.get(), chunk.data(), chunk.size());
@@ -103,6 +107,11 @@ TraceBytes read_gzip(const fs::path& file, std::uint64_t compressed_size) {
         const std::uint64_t expanded = bytes.buffer.size();
         if (expanded > k_max_trace_bytes) {
             bytes.problem = "expands past the 4 GiB a trace can be checked in";
+            return bytes;
+        }
+        if (expanded > max_inflated) {
+            bytes.problem = fmt::format("expands past {} uncompressed bytes ({})", max_inflated,
+                                        input_limit_hint(InputLimit::file_inflated_bytes));
             return bytes;
         }
         if (expanded > k_gzip_ratio_floor &&
@@ -123,10 +132,12 @@ struct Balance {
     std::string open;                // "a string", "an object", "an array", or empty when closed
     std::size_t last_structural = 0; // offset of the last bracket, comma, colon or opening quote
     bool mismatched = false;
+    std::optional<std::size_t> too_deep;  // offset of the bracket past the nesting limit
 };
 
 Balance scan_balance(const char* data, std::size_t size) {
     Balance balance;
+    const std::uint64_t max_depth = input_limit(InputLimit::nesting_depth);
     std::vector<char> stack;
     JsonStringState strings;
     for (std::size_t i = 0; i < size; ++i) {
@@ -140,6 +151,10 @@ Balance scan_balance(const char* data, std::size_t size) {
             break;
         case '{':
         case '[':
+            if (stack.size() >= max_depth) {
+                balance.too_deep = i;
+                return balance;
+            }
             stack.push_back(c);
             balance.last_structural = i;
             break;
@@ -169,7 +184,12 @@ Balance scan_balance(const char* data, std::size_t size) {
 }
 
 /// Visits every value so that on-demand parsing meets the first error and can say where it is.
-simdjson::error_code walk(simdjson::ondemand::value value) {
+/// Recursive, so it is only called on text whose nesting scan_balance bounded (its own depth
+/// count is the second guard).
+simdjson::error_code walk(simdjson::ondemand::value value, std::size_t depth) {
+    if (depth > k_max_walk_depth) {
+        return simdjson::DEPTH_ERROR;
+    }
     using simdjson::ondemand::json_type;
     json_type type{};
     if (auto error = value.type().get(type)) {
@@ -186,7 +206,7 @@ simdjson::error_code walk(simdjson::ondemand::value value) {
             if (auto error = item.get(child)) {
                 return error;
             }
-            if (auto error = walk(child)) {
+            if (auto error = walk(child, depth + 1)) {
                 return error;
             }
         }
@@ -206,7 +226,7 @@ simdjson::error_code walk(simdjson::ondemand::value value) {
             if (auto error = field.value().get(child)) {
                 return error;
             }
-            if (auto error = walk(child)) {
+            if (auto error = walk(child, depth + 1)) {
                 return error;
             }
         }
@@ -238,6 +258,11 @@ simdjson::error_code walk(simdjson::ondemand::value value) {
 /// What is wrong with a document the DOM parser refused, with the byte offset where there is one.
 std::string parse_problem(const TraceBytes& bytes, simdjson::error_code dom_error) {
     const Balance balance = scan_balance(bytes.buffer.data(), bytes.size);
+    if (balance.too_deep) {
+        return fmt::format("nested deeper than {} arrays and objects at byte {} ({})",
+                           input_limit(InputLimit::nesting_depth), *balance.too_deep,
+                           input_limit_hint(InputLimit::nesting_depth));
+    }
     simdjson::ondemand::parser parser;
     simdjson::ondemand::document document;
     simdjson::error_code error = parser.iterate(bytes.buffer.data(), bytes.size, bytes.buffer.size()).get(document);
@@ -246,7 +271,7 @@ std::string parse_problem(const TraceBytes& bytes, simdjson::error_code dom_erro
         simdjson::ondemand::value root;
         error = document.get_value().get(root);
         if (!error) {
-            error = walk(root);
+            error = walk(root, 0);
         }
         const char* location = nullptr;
         if (document.current_location().get(location) == simdjson::SUCCESS && location != nullptr) {

@@ -28,7 +28,7 @@ public:
     /// "file:line:col" for a node, the `--set` text for overridden values, or the file name.
     std::string location(const YAML::Node& node, const std::string& field_path) const;
 
-    /// The effective document (after overrides), emitted as YAML. Comments are not kept.
+    /// The effective document (after overrides), written by emit_yaml. Comments are not kept.
     std::string emit() const;
 
 private:
@@ -43,5 +43,15 @@ YAML::Node find_node(const YAML::Node& root, const std::string& dotted);
 
 /// Scalar text of a node, "" for null or non-scalars.
 std::string scalar_text(const YAML::Node& node);
+
+/// `node` as block-style YAML that PyYAML (YAML 1.1, what the CCL-Bench tools read cards with)
+/// and yaml-cpp read back alike: a scalar stays plain only when both parsers see the same value
+/// in it; anything else (a scalar quoted in its source, `=`, yes/no/on/off, `~`, 010, dates,
+/// leading indicators, tabs, CR, control or non-ASCII characters) is double-quoted with
+/// escapes. Aliases are written out expanded; comments and tags are not kept.
+std::string emit_yaml(const YAML::Node& node);
+
+/// `text` as a YAML scalar under emit_yaml's rule: plain when safe, else double-quoted.
+std::string yaml_scalar_text(const std::string& text);
 
 } // namespace harness

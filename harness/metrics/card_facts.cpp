@@ -2,7 +2,9 @@
 // of the wrong type counts as absent and mfu says which one it lacks.
 #include "metrics/metric_functions.hpp"
 
+#include "util/error.hpp"
 #include "util/strings.hpp"
+#include "util/yaml_bounded.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -48,9 +50,9 @@ CardFacts load_card_facts(const fs::path& file) {
     facts.file = file;
     YAML::Node root;
     try {
-        root = YAML::LoadFile(file.string());
-    } catch (const YAML::Exception& error) {
-        facts.error = fmt::format("{}:{}:{}: not valid YAML: {}", file.string(), error.mark.line + 1, error.mark.column + 1, error.msg);
+        root = load_yaml_bounded(file);
+    } catch (const HarnessError& error) {
+        facts.error = error.what();
         return facts;
     }
     const YAML::Node model = child(root, {"workload", "model"});

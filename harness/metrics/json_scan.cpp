@@ -1,13 +1,22 @@
 #include "metrics/json_scan.hpp"
 
+#include "util/limits.hpp"
+
+#include <algorithm>
 #include <charconv>
+#include <string>
+#include <vector>
 #include <cmath>
 
 namespace harness::metrics::json_scan {
 
 namespace {
 
-constexpr int k_max_depth = 256;
+const char* too_deep() {
+    static const std::string message =
+        "values nested deeper than the limit of " + std::to_string(input_limit(InputLimit::nesting_depth)) + " levels";
+    return message.c_str();
+}
 
 char at(const Cursor& c, const char* q) {
     if (q >= c.end) {
@@ -173,55 +182,60 @@ bool to_double(std::string_view token, double& out) {
 }
 
 void skip_value(Cursor& c, int depth) {
-    if (depth > k_max_depth) {
-        throw SyntaxError{c.p, "values nested deeper than 256 levels"};
-    }
-    const char first = peek_token(c);
-    switch (first) {
-    case '"': scan_string(c); return;
-    case 't': scan_literal(c, "true"); return;
-    case 'f': scan_literal(c, "false"); return;
-    case 'n': scan_literal(c, "null"); return;
-    case '{': {
-        ++c.p;
-        if (peek_token(c) == '}') {
+    // An explicit stack of the open brackets rather than recursion: a hostile trace nested
+    // 200,000 deep costs a refusal, never the call stack.
+    const auto max_depth = static_cast<std::size_t>(input_limit(InputLimit::nesting_depth));
+    const auto base = static_cast<std::size_t>(std::max(depth, 0));
+    std::vector<char> open;
+    while (true) {
+        // At the start of a value.
+        const char first = peek_token(c);
+        bool closed = false;
+        switch (first) {
+        case '"': scan_string(c); break;
+        case 't': scan_literal(c, "true"); break;
+        case 'f': scan_literal(c, "false"); break;
+        case 'n': scan_literal(c, "null"); break;
+        case '{':
+        case '[':
+            if (base + open.size() >= max_depth) {
+                throw SyntaxError{c.p, too_deep()};
+            }
             ++c.p;
-            return;
+            if (peek_token(c) == (first == '{' ? '}' : ']')) {
+                ++c.p;
+                break;
+            }
+            open.push_back(first);
+            if (first == '{') {
+                scan_string(c);
+                expect(c, ':', "expected ':' after an object key");
+            }
+            continue;
+        default: scan_number(c); break;
         }
-        while (true) {
-            peek_token(c);
-            scan_string(c);
-            expect(c, ':', "expected ':' after an object key");
-            skip_value(c, depth + 1);
-            const char next = peek_token(c);
-            ++c.p;
-            if (next == '}') {
+        // After a value: close what ends here, or move on to the next member or item.
+        while (!closed) {
+            if (open.empty()) {
                 return;
             }
-            if (next != ',') {
-                throw SyntaxError{c.p - 1, "expected ',' or '}' in an object"};
-            }
-        }
-    }
-    case '[': {
-        ++c.p;
-        if (peek_token(c) == ']') {
-            ++c.p;
-            return;
-        }
-        while (true) {
-            skip_value(c, depth + 1);
             const char next = peek_token(c);
             ++c.p;
-            if (next == ']') {
-                return;
+            const char kind = open.back();
+            if (next == (kind == '{' ? '}' : ']')) {
+                open.pop_back();
+                continue;
             }
             if (next != ',') {
-                throw SyntaxError{c.p - 1, "expected ',' or ']' in an array"};
+                throw SyntaxError{c.p - 1, kind == '{' ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array"};
             }
+            if (kind == '{') {
+                peek_token(c);
+                scan_string(c);
+                expect(c, ':', "expected ':' after an object key");
+            }
+            closed = true;
         }
-    }
-    default: scan_number(c); return;
     }
 }
 

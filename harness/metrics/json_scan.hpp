@@ -90,7 +90,8 @@ std::string_view scan_number(Cursor& c);
 /// Converts a token from scan_number; false for the non-finite ones.
 bool to_double(std::string_view token, double& out);
 
-/// Skips one value of any type, checking its grammar. Nesting deeper than 256 is an error.
+/// Skips one value of any type, checking its grammar, without recursion. Nesting past
+/// util/limits.hpp's nesting_depth (counting `depth` levels already open) is a SyntaxError.
 void skip_value(Cursor& c, int depth = 0);
 
 } // namespace harness::metrics::json_scan

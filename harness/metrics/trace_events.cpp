@@ -4,6 +4,7 @@
 #include "metrics/json_scan.hpp"
 #include "metrics/kernel_classifier.hpp"
 #include "util/error.hpp"
+#include "util/limits.hpp"
 #include "util/strings.hpp"
 
 #include <charconv>
@@ -65,6 +66,12 @@ public:
         m_buffer.resize(std::max<std::size_t>(options.buffer_bytes, 64));
     }
 
+private:
+    std::size_t m_max_unit = static_cast<std::size_t>(input_limit(InputLimit::json_value_bytes));
+    std::uint64_t m_max_inflated = input_limit(InputLimit::file_inflated_bytes);
+
+public:
+
     RankTrace read() {
         char first = 0;
         parse_unit("the start of the trace", [&](Cursor& c) { first = peek_token(c); });
@@ -102,11 +109,22 @@ private:
             m_begin = 0;
         }
         if (m_end == m_buffer.size()) {
-            m_buffer.resize(m_buffer.size() * 2);
+            // One unit (an event, a top-level member, a run of white space) is held whole: a
+            // bounded buffer is what keeps a hostile trace from taking memory by the gigabyte.
+            if (m_buffer.size() >= m_max_unit) {
+                fail(m_buffer.data(), fmt::format("one JSON value (or run of white space) larger than {} ({})",
+                                                  format_size(m_max_unit), input_limit_hint(InputLimit::json_value_bytes)));
+            }
+            m_buffer.resize(std::min<std::size_t>(m_buffer.size() * 2, m_max_unit));
         }
         const std::size_t got = m_source->read(m_buffer.data() + m_end, m_buffer.size() - m_end);
         m_eof = got == 0;
         m_end += got;
+        if (m_base + m_end > m_max_inflated) {
+            fail(m_buffer.data() + m_end - got, fmt::format("the trace is larger than {} uncompressed ({})",
+                                                            format_size(m_max_inflated),
+                                                            input_limit_hint(InputLimit::file_inflated_bytes)));
+        }
         return got > 0;
     }
 

@@ -3,6 +3,8 @@
 // holds: the writer takes entries one by one, from files or from memory, hashing each while it
 // compresses it; the reader unpacks a tree, refusing anything that is not a plain file or a
 // directory.
+#include "util/limits.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -68,24 +70,35 @@ private:
 /// archive.
 void write_tar_zst(const fs::path& source_dir, const std::string& top_name, const fs::path& out_file, int threads);
 
+/// The bounds of one unpacking; the defaults are util/limits.hpp's (raised there through the
+/// environment). Sizes count fully uncompressed bytes: a gzip file inside the archive counts
+/// what it inflates to, so that zstd squeezing an already compressed bomb cannot hide it.
 struct ExtractLimits {
-    /// Total declared size of the entries.
-    std::uint64_t max_bytes = std::uint64_t{64} << 30;
-    /// Expanded size over the archive's size on disk...
-    double max_ratio = 200.0;
-    /// ...checked once the expanded size passes this, so that small, very compressible files
-    /// (a log of blank lines) are not mistaken for a bomb.
-    std::uint64_t ratio_floor = std::uint64_t{16} << 20;
-    std::uint64_t max_entries = 1000000;
+    /// All entries together.
+    std::uint64_t max_bytes = input_limit(InputLimit::bundle_inflated_bytes);
+    /// One entry.
+    std::uint64_t max_file_bytes = input_limit(InputLimit::file_inflated_bytes);
+    /// Uncompressed size over the archive's size on disk, checked past k_inflate_ratio_floor.
+    double max_ratio = static_cast<double>(input_limit(InputLimit::inflate_ratio));
+    std::uint64_t ratio_floor = k_inflate_ratio_floor;
+    std::uint64_t max_entries = input_limit(InputLimit::bundle_entries);
 };
 
 /// Unpacks a .tar.zst into `dest_dir`, which it creates and which must not exist. A first pass
-/// reads every header and refuses, before anything is written: absolute paths, `..` components,
+/// reads every entry and refuses, before anything is written: absolute paths, `..` components,
 /// links of any kind (symbolic or hard), devices, FIFOs and sockets, duplicate paths, more than
-/// `max_entries` entries, and expansion past `max_bytes` or `max_ratio`. The second pass writes
-/// files with fixed modes (0644, or 0755 when any execute bit is set) under the same checks;
-/// any failure removes `dest_dir` and throws HarnessError naming the archive and the entry.
+/// `max_entries` entries, expansion past the size bounds or `max_ratio` (gzip entries inflated
+/// on the fly to be counted, in bounded memory), and anything after the tar's end-of-archive
+/// other than zero padding to the end of the one zstd frame (a second frame, appended data).
+/// The second pass writes files with fixed modes (0644, or 0755 when any execute bit is set)
+/// under the same checks; any failure removes `dest_dir` and throws HarnessError naming the
+/// archive and the entry.
 void extract_tar_zst_safely(const fs::path& archive, const fs::path& dest_dir, const ExtractLimits& limits = {});
+
+/// Why the bytes of `archive` after its tar's end-of-archive are not just zero padding to the
+/// end of one zstd frame, or empty when they are (what extract_tar_zst_safely checks). Reads the
+/// whole stream once in bounded memory; a damaged stream is reported as such.
+std::string tar_zst_trailing_problem(const fs::path& archive);
 
 /// Incremental sha256 (OpenSSL).
 class Sha256 {

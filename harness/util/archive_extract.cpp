@@ -4,18 +4,23 @@
 
 #include "util/error.hpp"
 #include "util/quote.hpp"
+#include "util/scratch_dir.hpp"
 
 #include <algorithm>
+#include <array>
 #include <archive.h>
 #include <archive_entry.h>
 #include <cerrno>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
+#include <zlib.h>
+#include <zstd.h>
 
 namespace harness {
 
@@ -33,16 +38,85 @@ using ReadHandle = std::unique_ptr<archive, ArchiveReadFree>;
 struct ExtractState {
     std::uint64_t compressed_size = 0;
     std::uint64_t entries = 0;
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = 0;  ///< declared sizes, plus what gzip entries inflate to beyond theirs
     std::set<std::string> files;
     std::set<std::string> directories;
 };
+
+/// Counts what a gzip stream inflates to, in a fixed scratch buffer: nothing is kept. A damaged
+/// stream just stops the count (the trace check says what is wrong with it); members back to
+/// back (cat a.gz b.gz) all count, as every gzip reader inflates them all.
+class GzipCounter {
+public:
+    GzipCounter() : m_scratch(std::size_t{64} << 10) {
+        if (inflateInit2(&m_stream, 16 + MAX_WBITS) != Z_OK) {
+            throw HarnessError("zlib: out of memory");
+        }
+    }
+    ~GzipCounter() { inflateEnd(&m_stream); }
+    GzipCounter(const GzipCounter&) = delete;
+    GzipCounter& operator=(const GzipCounter&) = delete;
+
+    /// Inflates `size` more compressed bytes; returns the uncompressed total so far, and stops
+    /// early (returning it) once it passes `stop_after`.
+    std::uint64_t feed(const char* data, std::size_t size, std::uint64_t stop_after) {
+        m_stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
+        m_stream.avail_in = static_cast<uInt>(size);
+        while (!m_broken && m_stream.avail_in > 0 && m_inflated <= stop_after) {
+            m_stream.next_out = reinterpret_cast<Bytef*>(m_scratch.data());
+            m_stream.avail_out = static_cast<uInt>(m_scratch.size());
+            const int rc = inflate(&m_stream, Z_NO_FLUSH);
+            m_inflated += m_scratch.size() - m_stream.avail_out;
+            if (rc == Z_STREAM_END) {
+                inflateReset(&m_stream);
+            } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+                m_broken = true;
+            } else if (rc == Z_BUF_ERROR && m_stream.avail_out > 0) {
+                break;  // no progress possible with what is in hand
+            }
+        }
+        return m_inflated;
+    }
+
+private:
+    z_stream m_stream{};
+    std::vector<char> m_scratch;
+    std::uint64_t m_inflated = 0;
+    bool m_broken = false;
+};
+
+bool starts_gzip(const char* data, std::size_t size) {
+    return size >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b;
+}
 
 struct CheckedEntry {
     std::string relative; // empty for the archive's own root ("./")
     bool directory = false;
     bool executable = false;
+    std::uint64_t size = 0;  ///< as declared
 };
+
+/// Why adding `more` uncompressed bytes to the bundle (the entry now at `file_bytes`) breaks a
+/// bound, or empty. The message names the variable that raises the bound.
+std::string expansion_problem(std::uint64_t file_bytes, std::uint64_t more, const ExtractLimits& limits,
+                              ExtractState& state) {
+    if (file_bytes > limits.max_file_bytes) {
+        return fmt::format("expands past the limit of {} uncompressed bytes for one file (raise it with {}=SIZE)",
+                           limits.max_file_bytes, input_limit_variable(InputLimit::file_inflated_bytes));
+    }
+    state.bytes += more;
+    if (state.bytes > limits.max_bytes) {
+        return fmt::format("expands past the limit of {} uncompressed bytes for a bundle (raise it with {}=SIZE)",
+                           limits.max_bytes, input_limit_variable(InputLimit::bundle_inflated_bytes));
+    }
+    const double ratio = static_cast<double>(state.bytes) / static_cast<double>(std::max<std::uint64_t>(state.compressed_size, 1));
+    if (state.bytes > limits.ratio_floor && ratio > limits.max_ratio) {
+        return fmt::format("expands {:.0f} times the archive's {} bytes, counting gzip files inflated (the limit is "
+                           "{:.0f}; raise it with {}=N): a decompression bomb?",
+                           ratio, state.compressed_size, limits.max_ratio, input_limit_variable(InputLimit::inflate_ratio));
+    }
+    return {};
+}
 
 CheckedEntry check_entry(archive_entry* entry, const fs::path& archive_path, const ExtractLimits& limits,
                          ExtractState& state) {
@@ -106,14 +180,9 @@ CheckedEntry check_entry(archive_entry* entry, const fs::path& archive_path, con
         if (size < 0) {
             throw refuse("a negative size");
         }
-        state.bytes += static_cast<std::uint64_t>(size);
-        if (state.bytes > limits.max_bytes) {
-            throw refuse(fmt::format("expands past the limit of {} bytes", limits.max_bytes));
-        }
-        const double ratio = static_cast<double>(state.bytes) / static_cast<double>(std::max<std::uint64_t>(state.compressed_size, 1));
-        if (state.bytes > limits.ratio_floor && ratio > limits.max_ratio) {
-            throw refuse(fmt::format("expands {:.0f} times the archive's {} bytes (the limit is {:.0f}): a decompression bomb?",
-                                     ratio, state.compressed_size, limits.max_ratio));
+        checked.size = static_cast<std::uint64_t>(size);
+        if (const std::string why = expansion_problem(checked.size, checked.size, limits, state); !why.empty()) {
+            throw refuse(why);
         }
     }
 
@@ -142,7 +211,23 @@ void make_directories(const fs::path& dir) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) {
+        throw_if_out_of_space(ec.value(), dir);
         throw HarnessError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+    }
+}
+
+void write_all_to(int fd, const char* data, std::size_t left, const fs::path& target) {
+    while (left > 0) {
+        const ssize_t w = ::write(fd, data, left);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w < 0) {
+            throw_if_out_of_space(errno, target);
+            throw HarnessError(fmt::format("{}: cannot write: {}", target.string(), errno_text()));
+        }
+        data += w;
+        left -= static_cast<std::size_t>(w);
     }
 }
 
@@ -172,7 +257,7 @@ void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const Ext
     ExtractState state;
     state.compressed_size = static_cast<std::uint64_t>(info.st_size);
     const ReadHandle a = open_for_reading(archive_path, fd.get());
-    std::vector<char> buffer(dest_dir.empty() ? 0 : k_chunk);
+    std::vector<char> buffer(k_chunk);
     for (;;) {
         check_interrupt();
         archive_entry* entry = nullptr;
@@ -191,7 +276,7 @@ void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const Ext
             return HarnessError(fmt::format("{}: entry {}: cannot read: {}", archive_path.string(),
                                             json_string(checked.relative), la_error(a.get())));
         };
-        if (dest_dir.empty() || checked.directory || checked.relative.empty()) {
+        if (checked.directory || checked.relative.empty()) {
             if (archive_read_data_skip(a.get()) != ARCHIVE_OK) {
                 throw corrupt();
             }
@@ -200,13 +285,22 @@ void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const Ext
             }
             continue;
         }
-        const fs::path target = dest_dir / checked.relative;
-        make_directories(target.parent_path());
-        const mode_t mode = checked.executable ? 0755 : 0644;
-        Fd out(::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-        if (out.get() < 0) {
-            throw HarnessError(fmt::format("{}: cannot create: {}", target.string(), errno_text()));
+        std::optional<Fd> out;
+        fs::path target;
+        if (!dest_dir.empty()) {
+            target = dest_dir / checked.relative;
+            make_directories(target.parent_path());
+            const mode_t mode = checked.executable ? 0755 : 0644;
+            out.emplace(::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+            if (out->get() < 0) {
+                throw_if_out_of_space(errno, target);
+                throw HarnessError(fmt::format("{}: cannot create: {}", target.string(), errno_text()));
+            }
         }
+        // Both passes read the data: a gzip file counts what it inflates to, not its size.
+        std::unique_ptr<GzipCounter> gzip;
+        std::uint64_t counted = checked.size;
+        bool first = true;
         for (;;) {
             const la_ssize_t n = archive_read_data(a.get(), buffer.data(), buffer.size());
             if (n < 0) {
@@ -215,28 +309,246 @@ void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const Ext
             if (n == 0) {
                 break;
             }
-            const char* data = buffer.data();
-            auto left = static_cast<std::size_t>(n);
-            while (left > 0) {
-                const ssize_t w = ::write(out.get(), data, left);
-                if (w < 0 && errno == EINTR) {
-                    continue;
+            const auto got = static_cast<std::size_t>(n);
+            if (first && starts_gzip(buffer.data(), got)) {
+                gzip = std::make_unique<GzipCounter>();
+            }
+            first = false;
+            if (gzip) {
+                const std::uint64_t inflated = gzip->feed(buffer.data(), got, limits.max_file_bytes);
+                if (inflated > counted) {
+                    if (const std::string why = expansion_problem(inflated, inflated - counted, limits, state); !why.empty()) {
+                        throw HarnessError(fmt::format("{}: entry {}: gzip data that {}", archive_path.string(),
+                                                       json_string(checked.relative), why));
+                    }
+                    counted = inflated;
                 }
-                if (w < 0) {
-                    throw HarnessError(fmt::format("{}: cannot write: {}", target.string(), errno_text()));
-                }
-                data += w;
-                left -= static_cast<std::size_t>(w);
+            }
+            if (out) {
+                write_all_to(out->get(), buffer.data(), got, target);
             }
             check_interrupt();
         }
-        if (out.close() != 0) {
+        if (out && out->close() != 0) {
+            throw_if_out_of_space(errno, target);
             throw HarnessError(fmt::format("{}: cannot write: {}", target.string(), errno_text()));
+        }
+    }
+    if (dest_dir.empty()) {
+        if (const std::string why = tar_zst_trailing_problem(archive_path); !why.empty()) {
+            throw HarnessError(fmt::format("{}: {}", archive_path.string(), why));
         }
     }
 }
 
+/// Follows a tar stream block by block as it goes by: headers, their data (sizes from the
+/// header or a pax `size=` record), the end-of-archive (the first all-zero header block, where
+/// libarchive stops too), and after it nothing but zeros.
+class TarWalk {
+public:
+    /// Takes the next `size` bytes of the tar; false once a problem is found.
+    bool feed(const char* data, std::size_t size) {
+        while (size > 0 && m_problem.empty()) {
+            if (m_ended) {
+                for (std::size_t i = 0; i < size; ++i) {
+                    if (data[i] != '\0') {
+                        m_problem = fmt::format("data after the tar's end-of-archive (uncompressed byte {}): a bundle is "
+                                                "one tar, padded with zeros at most",
+                                                m_offset + i);
+                        return false;
+                    }
+                }
+                m_offset += size;
+                return true;
+            }
+            std::size_t take = 0;
+            if (m_data_left > 0) {
+                take = static_cast<std::size_t>(std::min<std::uint64_t>(m_data_left, size));
+                if (m_collecting_pax) {
+                    m_pax.append(data, std::min<std::size_t>(take, m_pax_wanted - m_pax.size()));
+                }
+                m_data_left -= take;
+                if (m_data_left == 0 && m_collecting_pax) {
+                    m_collecting_pax = false;
+                    m_pax_size = pax_size(m_pax);
+                }
+            } else {
+                take = std::min(size, m_block.size() - m_fill);
+                std::copy(data, data + take, m_block.begin() + static_cast<std::ptrdiff_t>(m_fill));
+                m_fill += take;
+                if (m_fill == m_block.size()) {
+                    m_fill = 0;
+                    header();
+                }
+            }
+            data += take;
+            size -= take;
+            m_offset += take;
+        }
+        return m_problem.empty();
+    }
+    bool ended() const { return m_ended; }
+    const std::string& problem() const { return m_problem; }
+
+private:
+    static constexpr std::size_t k_block = 512;
+    /// pax headers hold a few long names and numbers; a larger one is not read for its size.
+    static constexpr std::size_t k_max_pax = std::size_t{1} << 20;
+
+    void header() {
+        if (std::all_of(m_block.begin(), m_block.end(), [](char c) { return c == '\0'; })) {
+            m_ended = true;
+            return;
+        }
+        const char type = m_block[156];
+        std::optional<std::uint64_t> size = size_field();
+        if (!size) {
+            m_problem = fmt::format("a tar header with an unreadable size (uncompressed byte {})", m_offset + 1 - k_block);
+            return;
+        }
+        const bool pax = type == 'x' || type == 'X';
+        if (!pax && m_pax_size) {
+            size = m_pax_size;
+        }
+        if (!pax) {
+            m_pax_size.reset();
+        }
+        m_collecting_pax = pax && *size <= k_max_pax;
+        m_pax.clear();
+        m_data_left = (*size + k_block - 1) / k_block * k_block;  // data, padded to whole blocks
+        m_pax_wanted = m_collecting_pax ? static_cast<std::size_t>(*size) : 0;
+        if (m_collecting_pax && m_data_left == 0) {
+            m_collecting_pax = false;
+        }
+    }
+
+    std::optional<std::uint64_t> size_field() const {
+        const auto* field = reinterpret_cast<const unsigned char*>(m_block.data() + 124);
+        std::uint64_t value = 0;
+        if ((field[0] & 0x80) != 0) {  // base-256, for sizes octal cannot hold
+            for (int i = 0; i < 12; ++i) {
+                if (value >> 56 != 0) {
+                    return std::nullopt;
+                }
+                value = (value << 8) | (i == 0 ? field[0] & 0x7fU : field[i]);
+            }
+            return value;
+        }
+        int i = 0;
+        while (i < 12 && (field[i] == ' ' || field[i] == '\0')) {
+            ++i;
+        }
+        for (; i < 12 && field[i] >= '0' && field[i] <= '7'; ++i) {
+            value = value * 8 + static_cast<std::uint64_t>(field[i] - '0');
+        }
+        return value;
+    }
+
+    /// The `size` record of pax extended-header data ("<len> size=<n>\n" records), if any.
+    static std::optional<std::uint64_t> pax_size(const std::string& records) {
+        std::optional<std::uint64_t> found;
+        std::size_t at = 0;
+        while (at < records.size()) {
+            std::size_t length = 0;
+            std::size_t i = at;
+            for (; i < records.size() && records[i] >= '0' && records[i] <= '9' && length < k_max_pax; ++i) {
+                length = length * 10 + static_cast<std::size_t>(records[i] - '0');
+            }
+            if (length == 0 || at + length > records.size() || i >= records.size() || records[i] != ' ') {
+                break;
+            }
+            const std::string_view record = std::string_view(records).substr(i + 1, at + length - i - 1);
+            if (record.rfind("size=", 0) == 0) {
+                std::uint64_t value = 0;
+                for (const char c : record.substr(5)) {
+                    if (c < '0' || c > '9' || value > (UINT64_MAX - 9) / 10) {
+                        break;
+                    }
+                    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+                }
+                found = value;
+            }
+            at += length;
+        }
+        return found;
+    }
+
+    std::array<char, k_block> m_block{};
+    std::size_t m_fill = 0;
+    std::uint64_t m_data_left = 0;
+    std::size_t m_pax_wanted = 0;
+    std::uint64_t m_offset = 0;
+    bool m_collecting_pax = false;
+    std::string m_pax;
+    std::optional<std::uint64_t> m_pax_size;
+    bool m_ended = false;
+    std::string m_problem;
+};
+
+struct DctxFree {
+    void operator()(ZSTD_DCtx* dctx) const { ZSTD_freeDCtx(dctx); }
+};
+
 } // namespace
+
+std::string tar_zst_trailing_problem(const fs::path& archive_path) {
+    Fd fd(::open(archive_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+        return fmt::format("cannot read: {}", errno_text());
+    }
+    const std::unique_ptr<ZSTD_DCtx, DctxFree> dctx(ZSTD_createDCtx());
+    if (!dctx) {
+        throw HarnessError("zstd: out of memory");
+    }
+    std::vector<char> in_buffer(ZSTD_DStreamInSize());
+    std::vector<char> out_buffer(ZSTD_DStreamOutSize());
+    TarWalk walk;
+    bool frame_done = false;
+    for (;;) {
+        check_interrupt();
+        const ssize_t n = ::read(fd.get(), in_buffer.data(), in_buffer.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return fmt::format("cannot read: {}", errno_text());
+        }
+        if (n == 0) {
+            break;
+        }
+        ZSTD_inBuffer in{in_buffer.data(), static_cast<std::size_t>(n), 0};
+        if (frame_done) {
+            return "data after the zstd frame (a second frame or appended bytes): a bundle is one frame";
+        }
+        for (;;) {
+            ZSTD_outBuffer out{out_buffer.data(), out_buffer.size(), 0};
+            const std::size_t left = ZSTD_decompressStream(dctx.get(), &out, &in);
+            if (ZSTD_isError(left) != 0U) {
+                return fmt::format("damaged zstd stream: {}", ZSTD_getErrorName(left));
+            }
+            if (!walk.feed(out_buffer.data(), out.pos)) {
+                return walk.problem();
+            }
+            if (left == 0) {
+                frame_done = true;
+                if (in.pos < in.size) {
+                    return "data after the zstd frame (a second frame or appended bytes): a bundle is one frame";
+                }
+                break;
+            }
+            if (in.pos == in.size && out.pos < out.size) {
+                break;
+            }
+        }
+    }
+    if (!frame_done) {
+        return "the zstd stream ends before its frame does (truncated)";
+    }
+    if (!walk.ended()) {
+        return "the tar has no end-of-archive block";
+    }
+    return {};
+}
 
 void extract_tar_zst_safely(const fs::path& archive, const fs::path& dest_dir, const ExtractLimits& limits) {
     fs::path dest = dest_dir.lexically_normal();
@@ -252,6 +564,7 @@ void extract_tar_zst_safely(const fs::path& archive, const fs::path& dest_dir, c
     }
     std::error_code ec;
     if (!fs::create_directory(dest, ec) || ec) {
+        throw_if_out_of_space(ec.value(), dest);
         throw HarnessError(fmt::format("{}: cannot create a fresh directory to unpack into: {}", dest.string(),
                                        ec ? ec.message() : "it already exists"));
     }

@@ -246,7 +246,7 @@ TEST_CASE("metrics inputs: run directories, bundles, one file; bad inputs say wh
         dir.write("y/kineto_trace_0.json", trace);
         dir.write("y/card.yaml", "workload: [unclosed\n");
         const MetricsReport report = run(dir.path() / "y");
-        check_why(report, "mfu", "not valid YAML");
+        check_why(report, "mfu", "invalid YAML");
         check_value(report, "avg_step_time", 10e-6);
     }
     auto error_of = [](const fs::path& path, std::vector<std::string> metrics = {}) -> std::string {
