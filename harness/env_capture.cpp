@@ -77,6 +77,18 @@ bool is_captured_name(std::string_view name) {
     return allowed && !is_secret_name(name);
 }
 
+std::string probe_capture_rules() {
+    const auto tuple = [](const auto& words, bool upper) {
+        std::string out = "(";
+        for (std::string_view word : words) {
+            out += fmt::format("\"{}\", ", upper ? std::string(word) : to_lower(word));
+        }
+        return out + ")";
+    };
+    return fmt::format("CAPTURED_PREFIXES = {}\nSECRET_WORDS = {}\n", tuple(k_captured_prefixes, true),
+                       tuple(k_secret_words, false));
+}
+
 Json capture_environment(const EnvironmentMap& env) {
     Json out = Json::object();
     for (const auto& [name, value] : env) {
@@ -120,7 +132,7 @@ std::vector<ProbeReport> take_probe_reports(const fs::path& probe_dir, std::vect
     }
     fs::remove_all(probe_dir, ec);
     if (ec) {
-        throw HarnessError(fmt::format("{}: cannot remove the raw probe reports: {}", probe_dir.string(), ec.message()));
+        throw HarnessError(fmt::format("{}: cannot remove the probe reports: {}", probe_dir.string(), ec.message()));
     }
     std::sort(reports.begin(), reports.end(), [](const ProbeReport& a, const ProbeReport& b) {
         return a.rank != b.rank ? a.rank < b.rank : a.hostname < b.hostname;

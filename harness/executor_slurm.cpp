@@ -111,11 +111,12 @@ std::optional<RunState> final_state(const std::string& state) {
     return std::nullopt;
 }
 
-void save_accounting(const SlurmClient& slurm, const std::string& job, const fs::path& run_dir, RunRecord& record) {
+void save_accounting(const SlurmClient& slurm, const std::string& job, const fs::path& run_dir, RunRecord& record,
+                     const SecretScrubber& secrets) {
     const fs::path dir = run_dir / "accounting";
     fs::create_directories(dir);
     const ExitStatus scontrol = slurm.run({"scontrol", "show", "job", job});
-    write_file_atomic(dir / "scontrol.txt", scontrol.output);
+    write_file_atomic(dir / "scontrol.txt", secrets.scrub(scontrol.output));
     // Without slurmdbd plain sacct is disabled; -c reads the job completion file instead.
     ExitStatus sacct = slurm.run({"sacct", "-j", job, "--parsable2", "--format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES"});
     std::string source = "sacct";
@@ -123,7 +124,7 @@ void save_accounting(const SlurmClient& slurm, const std::string& job, const fs:
         sacct = slurm.run({"sacct", "-c", "-j", job, "--parsable2"});
         source = "sacct -c";
     }
-    write_file_atomic(dir / "sacct.txt", sacct.output);
+    write_file_atomic(dir / "sacct.txt", secrets.scrub(sacct.output));
     record.scheduler["accounting"] = Json(Json::Object{{"source", source}, {"sacct", "accounting/sacct.txt"},
                                                        {"scontrol", "accounting/scontrol.txt"}});
 }
@@ -134,14 +135,19 @@ void execute_slurm(ExecutionContext& context) {
     RunRecord& record = context.record;
     const SlurmClient slurm(context.cluster);
     const fs::path rendered = context.dir.rendered();
-    const ExitStatus submitted = slurm.run({"sbatch", "--parsable", context.run.launch_script}, rendered,
-                                           {{"CCL_RUN_DIR", rendered.string()}});
+    // sbatch hands the submitter's environment to the job (--export=ALL): the card's secrets
+    // reach it that way, never through a file of the run directory.
+    Environment extra = context.job_secrets;
+    extra.emplace_back("CCL_RUN_DIR", rendered.string());
+    const ExitStatus submitted = slurm.run({"sbatch", "--parsable", context.run.launch_script}, rendered, extra);
     if (!submitted.ok()) {
         record.transition(RunState::failed, context.dir.path, "sbatch refused the job: " + trim(submitted.output));
         return;
     }
     const std::string job = trim(split(trim(submitted.output), ';').front());
     record.job_ids.push_back(job);
+    // Slurm, not this process, runs the job from here on: it outlives the harness by design.
+    record.detached_job = job;
     record.transition(RunState::submitted, context.dir.path);
     context.out << fmt::format("submitted job {} ({})\n", job, context.cluster.name);
 
@@ -229,7 +235,7 @@ void execute_slurm(ExecutionContext& context) {
     if (context.interactive) {
         context.out << "\n";
     }
-    save_accounting(slurm, job, context.dir.path, record);
+    save_accounting(slurm, job, context.dir.path, record, context.secrets);
     if (cancel_sent) {
         result = RunState::cancelled;
         reason = fmt::format("interrupted; job {} cancelled with scancel", job);

@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include "container_plan.hpp"
+#include "env_capture.hpp"
 #include "frameworks/framework_plan.hpp"
 
 #include "schema.hpp"
@@ -444,6 +445,18 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     for (const auto& [key, value] : card.launch.env) {
         add_env(plan.env, key, value);
         origin.card("env." + key, "launch.env." + key);
+    }
+    if (cluster.scheduler == "tpu-vm" || cluster.scheduler == "gke") {
+        // The TPU VMs get their environment from env.sh, copied from the run directory; a secret
+        // is never written there (env_file), so it cannot reach them.
+        for (const auto& [key, value] : plan.env) {
+            if (is_secret_name(key)) {
+                findings.problem("launch.env." + key,
+                                 fmt::format("{} is a secret and cannot reach the TPU VMs without being written into the "
+                                             "run directory; provide it on the VMs or in the image instead",
+                                             key));
+            }
+        }
     }
     plan.extra_args = card.launch.args;
     origin.card_or_default("extra_args", "launch.args", "no extra arguments");

@@ -189,12 +189,16 @@ void record_provenance(const fs::path& run_dir, const RenderedRun& run, const Ru
     // First, so that the raw environments are gone even if a later step fails.
     const std::vector<ProbeReport> probes = take_probe_reports(run_dir / "rendered" / "probe", warnings);
 
-    SecretScrubber scrubber;
+    // The logs were scrubbed as they were written; again here for what the job wrote itself
+    // (Slurm's output files) and for a value learnt only now.
+    SecretScrubber scrubber = facts.secrets;
     learn_secrets(facts.harness_environment, scrubber);
+    // Today's probe writes no secret value; one from an older bundle's scripts may.
     for (const ProbeReport& probe : probes) {
         learn_secrets(probe.environment, scrubber);
     }
-    std::size_t redacted = scrubber.scrub_tree(run_dir / "logs") + scrubber.scrub_tree(run_dir / "accounting");
+    std::size_t redacted = facts.redacted_while_running + scrubber.scrub_tree(run_dir / "logs") +
+                           scrubber.scrub_tree(run_dir / "accounting");
     std::error_code ec;
     if (fs::is_regular_file(fs::symlink_status(run_dir / "run.json", ec))) {
         redacted += scrubber.scrub_json_file(run_dir / "run.json");

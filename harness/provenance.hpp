@@ -6,6 +6,7 @@
 #include "env_capture.hpp"
 #include "git_pin.hpp"
 #include "render.hpp"
+#include "secret_scrub.hpp"
 #include "run_record.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -38,6 +39,8 @@ struct ProvenanceFacts {
     CheckoutState harness;
     std::vector<InputPin> inputs;         ///< sorted by path, no duplicates
     EnvironmentMap harness_environment;  ///< its secret values are scrubbed too
+    SecretScrubber secrets;              ///< the run's secrets (run_secrets); scrubbed with the environment's
+    std::size_t redacted_while_running = 0;  ///< replacements made as the job's output streamed
     std::optional<ReproducedBundle> reproduces;
     std::vector<std::string> warnings;   ///< e.g. the checkout could not be read
 };
@@ -56,7 +59,7 @@ Json make_provenance(const RenderedRun& run, const RunRecord& record, const Prov
                      const std::vector<ProbeReport>& probes);
 
 /// The post-run step, for every final state: takes (reads and deletes) rendered/probe/, learns
-/// the secret values of the harness's and every probe's environment, scrubs every file under
+/// the secret values of the harness's and every probe's environment and `facts.secrets`, scrubs every file under
 /// logs/ and accounting/ and run.json in place, then writes harness.patch (when the checkout
 /// was dirty) and provenance.json atomically into `run_dir`. Warnings (unreadable probe
 /// reports...) and the count of redactions go to `out`. Throws HarnessError when a file cannot

@@ -1,14 +1,20 @@
 #include "render.hpp"
 
 #include "container_plan.hpp"
+#include "env_capture.hpp"
+#include "secret_scrub.hpp"
+#include "yaml_document.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/quote.hpp"
+#include "util/safe_name.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <kainjow/mustache.hpp>
 #include <map>
@@ -193,7 +199,8 @@ mustache::data make_context(const Plan& plan, const ClusterProfile& cluster) {
     for (const auto& [key, value] : plan.env) {
         mustache::data entry;
         entry.set("key", text(key));
-        entry.set("value", text(value));
+        // A secret's name is needed (a container runtime passes it through by name), never its value.
+        entry.set("value", text(is_secret_name(key) ? std::string(k_redacted) : value));
         env.push_back(entry);
     }
     ctx.set("env", env);
@@ -304,9 +311,65 @@ std::string env_file(const Plan& plan) {
         if (!is_identifier(key)) {
             throw input_error(fmt::format("environment variable name {} is not a valid identifier", enquote(key)));
         }
+        if (is_secret_name(key)) {
+            // The executor hands the value to the job (local ranks' environment, sbatch's
+            // exported environment): this file, bundled and shown by compare, names it only.
+            out += fmt::format("# {0} is a secret: ccl-harness hands it to the job; export it to run this by hand\n"
+                               "export {0}=\"${{{0}?{0} is a secret this file does not hold: export it}}\"\n",
+                               key);
+            continue;
+        }
         out += fmt::format("export {}={}\n", key, shell_quote(value));
     }
     return out;
+}
+
+/// ccl_probe.py with env_capture's rules written in, so it never writes a raw environment.
+std::string with_capture_rules(std::string probe, const fs::path& file) {
+    constexpr std::string_view k_empty_rules = "CAPTURED_PREFIXES = ()\nSECRET_WORDS = ()\n";
+    const std::size_t at = probe.find(k_empty_rules);
+    if (at == std::string::npos) {
+        throw HarnessError(fmt::format("{}: no empty CAPTURED_PREFIXES and SECRET_WORDS lines to fill", file.string()));
+    }
+    return probe.replace(at, k_empty_rules.size(), probe_capture_rules());
+}
+
+/// The plan with every secret-named env value replaced by [REDACTED], for plan.json.
+Plan without_secret_values(const Plan& plan) {
+    Plan out = plan;
+    for (auto& [key, value] : out.env) {
+        if (is_secret_name(key)) {
+            value = k_redacted;
+        }
+    }
+    return out;
+}
+
+/// The card as rendered into the run directory (and from there into the bundle's scripts/):
+/// secret-named entries of launch.env and of the communication library's env read [REDACTED].
+std::string card_without_secret_values(const WorkloadCard& card) {
+    std::vector<std::string> assignments;
+    for (const char* path : {"launch.env", "Model-executor.communication_library.env"}) {
+        const YAML::Node env = find_node(card.document().root(), path);
+        if (!env.IsMap()) {
+            continue;
+        }
+        for (const auto& entry : env) {
+            if (entry.first.IsScalar() && entry.second.IsScalar() && is_secret_name(entry.first.Scalar()) &&
+                entry.second.Scalar() != k_redacted && is_identifier(entry.first.Scalar())) {
+                assignments.push_back(fmt::format("{}.{}='{}'", path, entry.first.Scalar(), k_redacted));
+            }
+        }
+    }
+    if (assignments.empty()) {
+        return card.document().emit();
+    }
+    // Through the text, as reproduce reads the bundled card back, so both emit the same bytes.
+    YamlDocument redacted = YamlDocument::parse(card.document().emit(), card.document().display_name());
+    for (const std::string& assignment : assignments) {
+        redacted.set(assignment);
+    }
+    return redacted.emit();
 }
 
 std::vector<fs::path> sorted_files(const fs::path& dir) {
@@ -428,14 +491,17 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     if (!plan.script.empty() && !plan.source_repo.empty()) {
         // With launch.source the script is a path inside the checkout, which exists only once
         // the launch script has fetched it: nothing to copy, only a path to keep inside it.
-        if (plan.script.find("..") != std::string::npos || fs::path(plan.script).is_absolute()) {
-            throw input_error(fmt::format("{}: launch.script {}: must be a relative path inside launch.source",
-                                          card.document().display_name(), enquote(plan.script)));
+        if (const std::string why = relative_name_problem(plan.script); !why.empty()) {
+            throw input_error(fmt::format("{}: launch.script {}: must be a relative path inside launch.source ({})",
+                                          card.document().display_name(), enquote(plan.script), why));
         }
     } else if (!plan.script.empty()) {
         const fs::path script = card.document().path().parent_path() / plan.script;
-        if (plan.script.find("..") != std::string::npos || fs::path(plan.script).is_absolute() ||
-            !fs::is_regular_file(script, ec)) {
+        if (const std::string why = relative_name_problem(plan.script); !why.empty()) {
+            throw input_error(fmt::format("{}: launch.script {}: must be a relative path beside the card ({})",
+                                          card.document().display_name(), enquote(plan.script), why));
+        }
+        if (!fs::is_regular_file(script, ec)) {
             throw input_error(fmt::format("{}: launch.script {}: no such file beside the card", card.document().display_name(),
                                           enquote(plan.script)));
         }
@@ -444,12 +510,12 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     }
     // Launch scripts run it on every host to record versions and environment for provenance.
     const fs::path probe = home / "templates" / "common" / "ccl_probe.py";
-    run.files.push_back({"ccl_probe.py", read_file(probe), false});
+    run.files.push_back({"ccl_probe.py", with_capture_rules(read_file(probe), probe), false});
     run.inputs.push_back(probe);
     run.inputs.push_back(cluster.source);
     run.files.push_back({"env.sh", env_file(plan), false});
-    run.files.push_back({"card.yaml", card.document().emit(), false});
-    run.files.push_back({k_marker, plan_to_json(run.plan).dump(), false});
+    run.files.push_back({"card.yaml", card_without_secret_values(card), false});
+    run.files.push_back({k_marker, plan_to_json(without_secret_values(run.plan)).dump(), false});
     std::sort(run.files.begin(), run.files.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     for (std::size_t i = 1; i < run.files.size(); ++i) {
         if (run.files[i].name == run.files[i - 1].name) {
@@ -459,28 +525,36 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     return run;
 }
 
-void write_rendered(const RenderedRun& run, const fs::path& out_dir) {
+void write_rendered(const RenderedRun& run, const fs::path& out_argument) {
+    // "DIR/" names DIR: without this the staging directory would be made inside DIR itself.
+    fs::path out_dir = absolute_path(out_argument).lexically_normal();
+    if (!out_dir.has_filename()) {
+        out_dir = out_dir.parent_path();
+    }
+    if (!out_dir.has_filename() || out_dir.filename() == "." || out_dir.filename() == "..") {
+        throw input_error(fmt::format("--out {}: not a directory a render can replace", out_argument.string()));
+    }
     std::error_code ec;
-    const bool exists = fs::exists(out_dir, ec);
+    const bool exists = fs::exists(fs::symlink_status(out_dir, ec));
     if (exists) {
-        if (!fs::is_directory(out_dir, ec)) {
-            throw input_error(fmt::format("--out {}: exists and is not a directory", out_dir.string()));
+        if (!fs::is_directory(fs::symlink_status(out_dir, ec))) {
+            throw input_error(fmt::format("--out {}: exists and is not a directory", out_argument.string()));
         }
         if (!fs::is_empty(out_dir, ec) && !fs::is_regular_file(out_dir / k_marker, ec)) {
             throw input_error(fmt::format("--out {}: not empty and not an earlier render (no {}); refusing to replace it",
-                                          out_dir.string(), k_marker));
+                                          out_argument.string(), k_marker));
         }
     }
-    const fs::path parent = out_dir.has_parent_path() ? out_dir.parent_path() : fs::path(".");
+    const fs::path parent = out_dir.parent_path();
     fs::create_directories(parent, ec);
     if (ec) {
-        throw input_error(fmt::format("--out {}: cannot create {}: {}", out_dir.string(), parent.string(), ec.message()));
+        throw input_error(fmt::format("--out {}: cannot create {}: {}", out_argument.string(), parent.string(), ec.message()));
     }
     // Build the whole render beside the target, then swap it in: a failure part-way leaves
     // the old render untouched.
     std::string staging = (parent / ("." + out_dir.filename().string() + ".render-XXXXXX")).string();
     if (::mkdtemp(staging.data()) == nullptr) {
-        throw input_error(fmt::format("--out {}: cannot write in {}: {}", out_dir.string(), parent.string(), std::strerror(errno)));
+        throw input_error(fmt::format("--out {}: cannot write in {}: {}", out_argument.string(), parent.string(), std::strerror(errno)));
     }
     try {
         fs::permissions(staging, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -489,14 +563,20 @@ void write_rendered(const RenderedRun& run, const fs::path& out_dir) {
         for (const auto& file : run.files) {
             write_file_atomic(fs::path(staging) / file.name, file.content, file.executable);
         }
-        if (exists) {
-            const fs::path old = fs::path(staging + ".old");
-            fs::rename(out_dir, old);
-            fs::rename(staging, out_dir);
-            fs::remove_all(old, ec);
-        } else {
-            fs::rename(staging, out_dir);
+        // One atomic step whoever else renders into the same --out: the new render moves in
+        // where nothing is (RENAME_NOREPLACE), or trades places with the render there
+        // (RENAME_EXCHANGE), which is then removed. Concurrent renders each swap in a complete
+        // render; the last one stays, and no reader ever sees a half-written or missing one.
+        if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, out_dir.c_str(), RENAME_NOREPLACE) != 0) {
+            if (errno != EEXIST || ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, out_dir.c_str(), RENAME_EXCHANGE) != 0) {
+                throw input_error(fmt::format("--out {}: cannot move the render into place: {}", out_argument.string(),
+                                              std::strerror(errno)));
+            }
+            fs::remove_all(staging, ec);  // now the render it replaced
         }
+    } catch (const fs::filesystem_error& error) {
+        fs::remove_all(staging, ec);
+        throw input_error(fmt::format("--out {}: cannot write the render: {}", out_argument.string(), error.code().message()));
     } catch (...) {
         fs::remove_all(staging, ec);
         throw;

@@ -11,6 +11,7 @@
 #include "provenance.hpp"
 #include "render.hpp"
 #include "run_directory.hpp"
+#include "secret_scrub.hpp"
 #include "trace_collect.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -40,15 +41,19 @@ std::string submission(const RenderedRun& run, const ClusterProfile& cluster, co
 }
 
 /// Moves what the job wrote beside its scripts into the run directory, so rendered/ stays
-/// exactly what ran.
-void gather_logs(const RunDirectory& dir) {
+/// exactly what ran; scrubbed on the way (a Slurm job writes its output files itself).
+void gather_logs(const RunDirectory& dir, const SecretScrubber& secrets) {
     std::error_code ec;
     const fs::path produced = dir.rendered() / "logs";
     if (!fs::is_directory(produced, ec)) {
         return;
     }
     for (const auto& entry : fs::directory_iterator(produced, ec)) {
-        fs::rename(entry.path(), dir.logs() / entry.path().filename(), ec);
+        const fs::path target = dir.logs() / entry.path().filename();
+        fs::rename(entry.path(), target, ec);
+        if (!ec && fs::is_regular_file(fs::symlink_status(target, ec))) {
+            secrets.scrub_file(target);
+        }
     }
 }
 
@@ -77,6 +82,8 @@ int exit_code_for(RunState state) {
 RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     // Progress must reach a log file or pipe as it happens, not when the buffer fills.
     out << std::unitbuf;
+    check_grace_seconds(options.grace_seconds);
+    run_secrets(process_environment(), {}, options.secret_names);  // a bad --secret is refused, dry run or not
     const fs::path home = harness_home();
     const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
     RunOutcome invalid;
@@ -113,6 +120,7 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
             out << fmt::format("warning: {}\n", warnings.back());
         }
     }
+    parse_time_limit(plan.time_limit);  // a limit the executor could not keep is refused, dry run or not
     const RenderedRun run = render_run(card, cluster, plan, home);
     if (options.dry_run) {
         RunOutcome outcome;
@@ -142,21 +150,30 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
                                 const std::optional<ReproducedBundle>& reproduces, std::ostream& out) {
     out << std::unitbuf;
     const Plan& plan = run.plan;
+    // Input that cannot run is refused before a run directory exists.
+    check_grace_seconds(options.grace_seconds);
+    parse_time_limit(plan.time_limit);
     install_interrupt_handlers();
     // Before the job runs: an edit to a template or the checkout meanwhile must not change it.
     ProvenanceFacts facts = collect_provenance_facts(run, harness_home());
     facts.reproduces = reproduces;
+    facts.secrets = run_secrets(facts.harness_environment, plan.env, options.secret_names);
+    // A bundle's [REDACTED] entry takes its value from the environment, whose secret-named
+    // values run_secrets has learnt already.
+    Environment job_secrets = secret_job_environment(plan.env, facts.harness_environment);
     const RunDirectory dir = create_run_directory(options.results, run);
     RunRecord record;
     record.run_id = dir.id;
     record.card = card.name();
     record.target = target;
     record.executor = cluster.scheduler;
+    record.secrets = &facts.secrets;
+    record.claim();
     record.transition(RunState::rendered, dir.path);
     out << fmt::format("run {}: {} on {} -> {}\n", dir.id, card.name(), target, dir.path.string());
 
-    ExecutionContext context{run, cluster, dir, record, out, progress_wanted(), options.grace_seconds,
-                             options.teardown};
+    ExecutionContext context{run,         cluster, dir, record, out, progress_wanted(), options.grace_seconds, options.teardown,
+                             facts.secrets, std::move(job_secrets)};
     if (cluster.scheduler == "local") {
         execute_local(context);
     } else if (cluster.scheduler == "slurm") {
@@ -164,7 +181,8 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
     } else {
         execute_tpu(context);
     }
-    gather_logs(dir);
+    facts.redacted_while_running = context.redacted;
+    gather_logs(dir, facts.secrets);
 
     const CollectedTraces traces = collect_traces(plan, dir.rendered() / "traces", dir.traces());
     record.traces = traces.files;

@@ -23,7 +23,8 @@ struct RunOptions {
     bool dry_run = false;
     fs::path dry_run_out;  ///< with --dry-run: also write the rendered files here
     bool teardown = false;
-    double grace_seconds = 5;
+    double grace_seconds = 5;  ///< checked by check_grace_seconds (executor.hpp)
+    std::vector<std::string> secret_names;  ///< --secret NAME: variables whose values are secrets whatever their names
     bool pack = true;  ///< pack a bundle when the run completes
     fs::path git_cache;  ///< clones of launch.source repos; empty: default_git_cache()
 };

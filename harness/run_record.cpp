@@ -1,12 +1,24 @@
 #include "run_record.hpp"
 
 #include "util/error.hpp"
+#include "util/process.hpp"
 #include "version.hpp"
 
 #include <ctime>
+#include <limits>
+#include <unistd.h>
 #include <fmt/format.h>
 
 namespace harness {
+
+namespace {
+
+std::string host_name() {
+    char name[256] = {};
+    return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
+} // namespace
 
 std::string to_string(RunState state) {
     switch (state) {
@@ -77,9 +89,42 @@ Json RunRecord::to_json() const {
     }
     json["traces"] = json_string_array(traces);
     json["scheduler"] = scheduler;
+    json["harness"] = harness_pid > 0 ? Json(Json::Object{{"pid", harness_pid},
+                                                          {"start_time", static_cast<long long>(harness_start_time)},
+                                                          {"host", harness_host}})
+                                      : Json();
+    json["detached_job"] = detached_job.empty() ? Json() : Json(detached_job);
     return json;
 }
 
-void RunRecord::save(const fs::path& run_dir) const { write_file_atomic(run_dir / "run.json", to_json().dump()); }
+void RunRecord::save(const fs::path& run_dir) const {
+    const Json json = to_json();
+    write_file_atomic(run_dir / "run.json", (secrets != nullptr ? secrets->scrub_json(json) : json).dump());
+}
+
+void RunRecord::claim() {
+    harness_pid = static_cast<int>(::getpid());
+    harness_start_time = process_start_time(harness_pid).value_or(0);
+    harness_host = host_name();
+}
+
+bool recorded_harness_gone(const Json& record) {
+    const Json* harness = record.find("harness");
+    if (harness == nullptr || !harness->is_object()) {
+        return false;
+    }
+    const Json* pid = harness->find("pid");
+    const Json* start = harness->find("start_time");
+    if (pid == nullptr || !pid->is_int() || pid->as_int() <= 0 || pid->as_int() > std::numeric_limits<int>::max() ||
+        harness->string_or("host") != host_name()) {
+        return false;
+    }
+    const std::optional<unsigned long long> now = process_start_time(static_cast<int>(pid->as_int()));
+    if (!now) {
+        return true;
+    }
+    return start != nullptr && start->is_int() && start->as_int() > 0 &&
+           static_cast<unsigned long long>(start->as_int()) != *now;
+}
 
 } // namespace harness

@@ -3,6 +3,7 @@
 //   rendered -> submitted -> running -> completed | failed | cancelled | timeout
 // with timestamps, job ids, per-rank outcomes and the reason for any failure. Written
 // atomically after every transition, so a crash leaves the last known state on disk.
+#include "secret_scrub.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
 
@@ -37,12 +38,30 @@ struct RunRecord {
     std::vector<RankOutcome> ranks;
     std::vector<std::string> traces;  ///< relative paths under traces/
     Json scheduler = Json::object();   ///< executor-specific facts (node list, accounting files)
+    /// The harness process following the run: with its start time (process_start_time) a pid
+    /// reused later is not mistaken for it, so `status` can tell a run whose harness died.
+    int harness_pid = 0;
+    unsigned long long harness_start_time = 0;
+    std::string harness_host;
+    /// A Slurm job id: the job outlives the harness by design (sbatch), so a dead harness
+    /// leaves it running under Slurm's control, not orphaned.
+    std::string detached_job;
+    /// Not saved: applied to what save writes (a reason quoting a log, sbatch's output...).
+    const SecretScrubber* secrets = nullptr;
+
+    /// Records this process as the run's harness.
+    void claim();
 
     /// Moves to `state`, stamping the time, and saves. Leaving a final state is a logic error.
     void transition(RunState next, const fs::path& run_dir, const std::string& why = "");
     void save(const fs::path& run_dir) const;
     Json to_json() const;
 };
+
+/// Whether the harness recorded in run.json (`harness`: pid, start_time, host) is known to be
+/// gone: on this host, no process with that pid, or one that started at another time. Another
+/// host's harness, or a record without one, cannot be checked: false.
+bool recorded_harness_gone(const Json& record);
 
 /// ISO-8601 UTC, seconds precision: 2026-11-23T02:18:39Z.
 std::string utc_now();

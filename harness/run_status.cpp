@@ -2,9 +2,15 @@
 
 #include "bundle_metrics.hpp"
 #include "sweep.hpp"
+#include "run_record.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cstdio>
 #include <ctime>
 #include <fmt/format.h>
@@ -12,6 +18,16 @@
 namespace harness {
 
 namespace {
+
+bool is_final_state_name(const std::string& state) {
+    for (const RunState known : {RunState::rendered, RunState::submitted, RunState::running, RunState::completed,
+                                 RunState::failed, RunState::cancelled, RunState::timeout}) {
+        if (to_string(known) == state) {
+            return is_final(known);
+        }
+    }
+    return false;
+}
 
 std::optional<std::time_t> parse_utc(const std::string& text) {
     std::tm parts{};
@@ -26,9 +42,57 @@ std::optional<std::time_t> parse_utc(const std::string& text) {
     return timegm(&parts);
 }
 
+// run.json and metrics.json are a few kilobytes to a few megabytes; past this a file is not one.
+constexpr std::uintmax_t k_max_record_bytes = std::uintmax_t{64} << 20;
+
+/// A record's text, read only when it is a regular file of bounded size: a FIFO, a device or a
+/// link named run.json is a damaged run, reported, never a hang. Opened non-blocking and
+/// checked on the open descriptor, so nothing can swap the file between check and read.
+std::optional<std::string> read_record(const fs::path& file, std::string& problem) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        problem = fmt::format("{}: {}", file.filename().string(),
+                              errno == ELOOP ? "a symbolic link, not a record" : std::strerror(errno));
+        return std::nullopt;
+    }
+    struct stat info {};
+    std::string text;
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+        problem = fmt::format("{}: not a regular file", file.filename().string());
+    } else if (static_cast<std::uintmax_t>(info.st_size) > k_max_record_bytes) {
+        problem = fmt::format("{}: {} bytes, more than a record holds ({} MiB)", file.filename().string(), info.st_size,
+                              k_max_record_bytes >> 20);
+    } else {
+        char buffer[65536];
+        while (true) {
+            const ssize_t n = ::read(fd, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n < 0) {
+                problem = fmt::format("{}: {}", file.filename().string(), std::strerror(errno));
+                break;
+            }
+            if (n == 0 || text.size() + static_cast<std::size_t>(n) > k_max_record_bytes) {
+                break;
+            }
+            text.append(buffer, static_cast<std::size_t>(n));
+        }
+    }
+    ::close(fd);
+    if (!problem.empty()) {
+        return std::nullopt;
+    }
+    return text;
+}
+
 std::optional<Json> read_json(const fs::path& file, std::string& problem) {
+    const std::optional<std::string> text = read_record(file, problem);
+    if (!text) {
+        return std::nullopt;
+    }
     try {
-        return Json::parse(read_file(file));
+        return Json::parse(*text);
     } catch (const std::exception& error) {
         problem = fmt::format("{}: {}", file.filename().string(), error.what());
         return std::nullopt;
@@ -65,18 +129,29 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
         return run;
     }
     run.state = record->string_or("state", "unknown");
+    if (!is_final_state_name(run.state) && recorded_harness_gone(*record)) {
+        // The record stopped where the harness did: its state is not the run's (Slurm's rule:
+        // a job's state comes from what runs it, not from a stale record).
+        const std::string detached = record->string_or("detached_job");
+        run.problem = fmt::format("recorded as {} by harness pid {}, which is gone{}", run.state,
+                                  record->find("harness")->find("pid")->as_int(),
+                                  detached.empty() ? "; its ranks died with it"
+                                                   : fmt::format("; Slurm job {} was detached and may still run (squeue -j {})",
+                                                                 detached, detached));
+        run.state = k_harness_died;
+    }
     run.card = record->string_or("card");
     run.target = record->string_or("target");
     const Json* transitions = record->find("transitions");
     if (transitions != nullptr && transitions->is_array() && !transitions->as_array().empty()) {
         run.start = transitions->as_array().front().string_or("time");
         const std::string last = transitions->as_array().back().string_or("state");
-        if (last == "completed" || last == "failed" || last == "cancelled" || last == "timeout") {
+        if (is_final_state_name(last)) {
             run.end = transitions->as_array().back().string_or("time");
             run.duration_s = seconds_between(run.start, run.end);
         }
     }
-    if (fs::is_regular_file(dir / k_metrics_name, ec)) {
+    if (fs::is_regular_file(fs::symlink_status(dir / k_metrics_name, ec))) {
         std::string problem;
         if (const auto metrics = read_json(dir / k_metrics_name, problem)) {
             run.avg_step_time = metric_value(*metrics, "avg_step_time");

@@ -12,11 +12,15 @@
 
 namespace harness {
 
+/// The state `status` shows for a run whose record says it is still going while the harness
+/// that recorded it is gone (recorded_harness_gone): never "running".
+inline constexpr const char* k_harness_died = "harness died";
+
 struct RunSummary {
     std::string id;
     std::string dir;
     std::string sweep;  ///< the sweep directory's name when the run belongs to one
-    std::string state;  ///< from run.json; "unreadable" when it cannot be read
+    std::string state;  ///< from run.json; "unreadable" when it cannot be read; k_harness_died
     std::string card;
     std::string target;
     std::string start;  ///< UTC, first transition

@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 #include "util/quote.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -96,6 +97,20 @@ private:
     int m_fd;
 };
 
+/// The length of the longest tail of `text` that is the start (not the whole) of a secret.
+std::size_t partial_secret_tail(std::string_view text, const std::vector<std::string>& secrets) {
+    const std::size_t longest = secrets.empty() ? 0 : secrets.front().size();
+    for (std::size_t length = std::min(text.size(), longest > 0 ? longest - 1 : 0); length > 0; --length) {
+        const std::string_view tail = text.substr(text.size() - length);
+        for (const std::string& secret : secrets) {
+            if (secret.size() > length && secret.compare(0, length, tail) == 0) {
+                return length;
+            }
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 void SecretScrubber::add(std::string_view value) {
@@ -117,9 +132,8 @@ void SecretScrubber::add(std::string_view value) {
 }
 
 std::size_t SecretScrubber::consume(std::string& pending, bool at_end, std::string& out) const {
-    const std::size_t longest = m_secrets.empty() ? 1 : m_secrets.front().size();
     // A secret starting at or past `limit` could still be completed by the next chunk.
-    const std::size_t kept_back = at_end ? 0 : longest - 1;
+    const std::size_t kept_back = at_end ? 0 : partial_secret_tail(pending, m_secrets);
     const std::size_t limit = pending.size() > kept_back ? pending.size() - kept_back : 0;
     std::vector<std::size_t> next(m_secrets.size());
     for (std::size_t i = 0; i < m_secrets.size(); ++i) {
@@ -260,6 +274,78 @@ std::size_t SecretScrubber::scrub_tree(const fs::path& dir) const {
         count += scrub_file(file);
     }
     return count;
+}
+
+std::string StreamScrubber::feed(std::string_view chunk) {
+    m_pending.append(chunk);
+    std::string out;
+    m_replaced += m_secrets.consume(m_pending, false, out);
+    return out;
+}
+
+std::string StreamScrubber::finish() {
+    std::string out;
+    m_replaced += m_secrets.consume(m_pending, true, out);
+    return out;
+}
+
+SecretScrubber run_secrets(const EnvironmentMap& environment, const Environment& job_env,
+                           const std::vector<std::string>& secret_names) {
+    SecretScrubber secrets;
+    for (const auto& [name, value] : environment) {
+        if (is_secret_name(name)) {
+            secrets.add(value);
+        }
+    }
+    for (const auto& [name, value] : job_env) {
+        if (is_secret_name(name) && value != k_redacted) {
+            secrets.add(value);
+        }
+    }
+    for (const std::string& name : secret_names) {
+        if (!is_identifier(name)) {
+            throw input_error(fmt::format("--secret {}: not an environment variable name", enquote(name)));
+        }
+        const auto found = environment.find(name);
+        if (found == environment.end()) {
+            throw input_error(fmt::format("--secret {}: not set in the environment; export it, or drop the option", name));
+        }
+        if (found->second.size() < SecretScrubber::k_min_length) {
+            throw input_error(fmt::format("--secret {}: its value is shorter than {} characters, too short to scrub without "
+                                          "erasing ordinary words",
+                                          name, SecretScrubber::k_min_length));
+        }
+        secrets.add(found->second);
+    }
+    return secrets;
+}
+
+Environment secret_job_environment(const Environment& job_env, const EnvironmentMap& environment) {
+    Environment out;
+    std::vector<std::string> missing;
+    for (const auto& [name, value] : job_env) {
+        if (!is_secret_name(name)) {
+            continue;
+        }
+        if (value != k_redacted) {
+            out.emplace_back(name, value);
+        } else if (const auto found = environment.find(name); found != environment.end()) {
+            out.emplace_back(name, found->second);
+        } else {
+            missing.push_back(name);
+        }
+    }
+    if (!missing.empty()) {
+        std::vector<std::string> exports;
+        for (const std::string& name : missing) {
+            exports.push_back(fmt::format("export {}=...", name));
+        }
+        throw input_error(fmt::format("the card's env holds {} as {} (a bundle never keeps a secret): export {} with the "
+                                      "value to use, then run again:\n  {}",
+                                      join(missing, ", "), k_redacted, missing.size() == 1 ? "it" : "them",
+                                      join(exports, "\n  ")));
+    }
+    return out;
 }
 
 } // namespace harness

@@ -1,9 +1,12 @@
 #pragma once
-// Replaces known secret values with [REDACTED] in what a run wrote: log files rewritten in place
-// (streamed, atomically), and JSON records value by value, so that a secret exported while a
-// run executed appears nowhere in its bundle.
+// Replaces known secret values with [REDACTED] at the point of output: rank output as it streams
+// to the terminal and the logs (StreamScrubber), records as they are saved, and, once the run is
+// over, every file it wrote again (rewritten in place, atomically), so that a secret exported
+// while a run executed appears nowhere in its run directory or bundle, even after a crash.
+#include "env_capture.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
 
 #include <cstddef>
 #include <string>
@@ -47,12 +50,48 @@ public:
     /// A missing `dir` holds nothing to scrub. Returns the number of replacements.
     std::size_t scrub_tree(const fs::path& dir) const;
 
-private:
     /// Replaces what it can in `pending`, appending the result to `out` and consuming it from
-    /// `pending`; unless `at_end`, it keeps back the tail a secret may still be starting in.
+    /// `pending`; unless `at_end`, it keeps back the shortest tail a secret may still be
+    /// starting in (only a tail that is the start of some secret, so ordinary output is never
+    /// delayed). Returns the number of replacements.
     std::size_t consume(std::string& pending, bool at_end, std::string& out) const;
 
+private:
     std::vector<std::string> m_secrets;  ///< unique, longest first
 };
+
+/// One output stream (a rank's stdout and stderr) scrubbed as it is written: a secret split
+/// across two writes is still caught, because the tail it may be starting in waits for the next.
+class StreamScrubber {
+public:
+    explicit StreamScrubber(const SecretScrubber& secrets) : m_secrets(secrets) {}
+    /// The scrubbed text that can be released now.
+    std::string feed(std::string_view chunk);
+    /// Everything still held back, scrubbed: the stream has ended (or must be flushed; feeding
+    /// more afterwards is fine).
+    std::string finish();
+    /// Replacements made so far.
+    std::size_t replaced() const { return m_replaced; }
+
+private:
+    const SecretScrubber& m_secrets;
+    std::string m_pending;
+    std::size_t m_replaced = 0;
+};
+
+/// The one list of a run's secrets: the values of `environment`'s secret-named variables
+/// (is_secret_name), of the secret-named entries of `job_env` (the card's and profile's env as
+/// the job gets them), and of the variables `secret_names` names (`run --secret NAME`: secret
+/// although the name does not say so). A name in `secret_names` that is not an identifier, not
+/// set in `environment`, or whose value is shorter than k_min_length is an input error: a typo
+/// must not silently leave a secret in the logs.
+SecretScrubber run_secrets(const EnvironmentMap& environment, const Environment& job_env,
+                           const std::vector<std::string>& secret_names);
+
+/// The secret-named entries of `job_env` (the card's and profile's env) with the values the job
+/// must be handed: the card's own, or, where the card holds [REDACTED] (a bundle's card keeps no
+/// secret), the value of the same variable in `environment`. Names with neither are one input
+/// error listing every variable to export.
+Environment secret_job_environment(const Environment& job_env, const EnvironmentMap& environment);
 
 } // namespace harness

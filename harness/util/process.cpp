@@ -8,7 +8,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fstream>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,7 +26,9 @@ bp::environment to_boost(const Environment& env) {
     bp::environment out;
     out.clear();
     for (const auto& [key, value] : env) {
-        out[key] = value;
+        // Not out[key]: Boost 1.74's environment::find compares "key=" past the end of a shorter
+        // entry (boost/process/environment.hpp:266, a heap overflow ASan reports); set() checks.
+        out.set(key, value);
     }
     return out;
 }
@@ -63,14 +67,25 @@ ExitStatus from_wait_status(int status) {
     return out;
 }
 
-/// Puts the child in a process group of its own before exec.
-struct NewProcessGroup : bp::extend::handler {
+/// Between fork and exec: a process group of its own, death with the harness, output to the pipe.
+struct RankSetup : bp::extend::handler {
+    int output = -1;  ///< the pipe's write end
+    pid_t parent = 0;
+
     template <typename Executor>
     void on_exec_setup(Executor& /*unused*/) const {
         ::setpgid(0, 0);
+        // SIGKILL: a rank that ignores SIGTERM must not outlive a harness that cannot stop it.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(127);  // the harness died before the signal was armed
+        }
+        ::dup2(output, STDOUT_FILENO);
+        ::dup2(output, STDERR_FILENO);
         // The harness handles SIGINT for the whole run; children start with default handling.
         ::signal(SIGINT, SIG_DFL);
         ::signal(SIGTERM, SIG_DFL);
+        ::signal(SIGPIPE, SIG_DFL);
     }
 };
 
@@ -136,25 +151,33 @@ struct RunningProcess::Impl {
     bp::child child;
     std::chrono::steady_clock::time_point start;
     std::optional<ExitStatus> status;
+    int output = -1;  ///< the pipe's read end
 };
 
-RunningProcess::RunningProcess(const Command& command, const fs::path& log) : m_impl(std::make_unique<Impl>()) {
+RunningProcess::RunningProcess(const Command& command) : m_impl(std::make_unique<Impl>()) {
     const std::string program = resolve(command);
     std::vector<std::string> args(command.argv.begin() + 1, command.argv.end());
     std::error_code ec;
     const std::string cwd = command.cwd.empty() ? fs::current_path().string() : command.cwd.string();
-    // Opened in append mode so a requeued or restarted rank keeps its earlier output.
-    FILE* out = std::fopen(log.c_str(), "ab");
-    if (out == nullptr) {
-        throw HarnessError(fmt::format("{}: cannot open log: {}", log.string(), std::strerror(errno)));
+    // Close-on-exec on both ends: no other child inherits this rank's pipe (it would keep it
+    // open past the rank's end); the child gets the write end as its stdout and stderr only.
+    int fds[2] = {-1, -1};
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+        throw HarnessError(fmt::format("cannot run {}: cannot create a pipe: {}", enquote(program), std::strerror(errno)));
     }
+    RankSetup setup;
+    setup.output = fds[1];
+    setup.parent = ::getpid();
     m_impl->start = std::chrono::steady_clock::now();
     m_impl->child = bp::child(bp::exe = program, bp::args = args, bp::env = to_boost(command.env), bp::start_dir = cwd,
-                              bp::std_out > out, bp::std_err > out, bp::std_in < bp::null, NewProcessGroup{}, ec);
-    std::fclose(out);
+                              bp::std_in < bp::null, setup, ec);
+    ::close(fds[1]);
     if (ec) {
+        ::close(fds[0]);
         throw HarnessError(fmt::format("cannot run {}: {}", enquote(program), ec.message()));
     }
+    ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    m_impl->output = fds[0];
 }
 
 RunningProcess::~RunningProcess() {
@@ -163,9 +186,37 @@ RunningProcess::~RunningProcess() {
         std::error_code ec;
         m_impl->child.wait(ec);
     }
+    if (m_impl && m_impl->output >= 0) {
+        ::close(m_impl->output);
+    }
 }
 
 int RunningProcess::pid() const { return m_impl->child.id(); }
+
+int RunningProcess::output_fd() const { return m_impl->output; }
+
+std::string RunningProcess::read_output() {
+    std::string text;
+    // Bounded per call, so one chatty rank cannot starve the others or the time limit.
+    constexpr std::size_t k_most = std::size_t{1} << 20;
+    char buffer[65536];
+    while (m_impl->output >= 0 && text.size() < k_most) {
+        const ssize_t n = ::read(m_impl->output, buffer, sizeof buffer);
+        if (n > 0) {
+            text.append(buffer, static_cast<std::size_t>(n));
+            continue;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+            ::close(m_impl->output);
+            m_impl->output = -1;
+        }
+        break;
+    }
+    return text;
+}
 
 std::optional<ExitStatus> RunningProcess::poll() {
     if (m_impl->status) {
@@ -189,6 +240,32 @@ std::optional<ExitStatus> RunningProcess::poll() {
 void RunningProcess::signal_group(int signal_number) {
     if (!m_impl->status) {
         ::kill(-m_impl->child.id(), signal_number);
+    }
+}
+
+std::optional<unsigned long long> process_start_time(int pid) {
+    if (pid <= 0) {
+        return std::nullopt;
+    }
+    std::ifstream in(fmt::format("/proc/{}/stat", pid));
+    std::string text;
+    if (!in || !std::getline(in, text)) {
+        return std::nullopt;
+    }
+    // Field 2, the command name, is in parentheses and may hold spaces or ')': count from the last.
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) {
+        return std::nullopt;
+    }
+    const std::vector<std::string> fields = split(trim(text.substr(close + 1)), ' ');
+    // fields[0] is field 3 (state); field 22 (starttime) is fields[19].
+    if (fields.size() < 20) {
+        return std::nullopt;
+    }
+    try {
+        return std::stoull(fields[19]);
+    } catch (const std::exception&) {
+        return std::nullopt;
     }
 }
 

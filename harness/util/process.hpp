@@ -38,10 +38,12 @@ Environment current_environment(const Environment& overrides = {});
 ExitStatus run_command(const Command& command);
 
 /// A child started in its own process group, so it and everything it starts can be signalled
-/// together. Output goes to `log` (appended).
+/// together, and with a parent-death signal (SIGKILL), so that it dies with the harness even
+/// when the harness is killed with SIGKILL and cannot stop it. Its stdout and stderr go to one
+/// pipe that the owner drains with read_output: nothing reaches a file or a terminal unseen.
 class RunningProcess {
 public:
-    RunningProcess(const Command& command, const fs::path& log);
+    explicit RunningProcess(const Command& command);
     ~RunningProcess();
     RunningProcess(const RunningProcess&) = delete;
     RunningProcess& operator=(const RunningProcess&) = delete;
@@ -52,10 +54,20 @@ public:
     /// Signals the whole process group.
     void signal_group(int signal_number);
 
+    /// The read end of the output pipe (non-blocking), for poll(2); -1 once it reached its end.
+    int output_fd() const;
+    /// What the child (and its descendants) wrote since the last call, without blocking; empty
+    /// when nothing is waiting. Reaching the end closes the pipe (output_fd() becomes -1).
+    std::string read_output();
+
 private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };
+
+/// When `pid` started, in clock ticks since boot (/proc/<pid>/stat field 22): with the pid it
+/// names one process, never a later one that reuses the pid. nullopt when no such process.
+std::optional<unsigned long long> process_start_time(int pid);
 
 /// The seam for commands that cannot run here (gcloud, xpk): tests substitute a recording double.
 class ProcessRunner {

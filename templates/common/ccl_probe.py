@@ -2,9 +2,10 @@
 
 The rendered launch script runs it once per rank, with the workload's own Python, before the
 workload starts: python3 ccl_probe.py RUN_DIR. It writes RUN_DIR/probe/<hostname>-<rank>.json: the host name, the rank,
-the versions of Python, PyTorch, NCCL, the CUDA driver, JAX and libtpu (null when absent), and
-the raw environment. ccl-harness reads these files after the run, keeps only what its capture
-rules allow, learns the secret values to scrub from the logs, and deletes them.
+the versions of Python, PyTorch, NCCL, the CUDA driver, JAX and libtpu (null when absent), the
+variables the capture rules allow (with their values) and the names, never the values, of the
+secret-named ones. The raw environment is never written: a harness killed before it reads and
+deletes these files leaves nothing secret behind.
 
 Standard library only. It never fails the run: any error is reported on stderr and it exits 0.
 """
@@ -82,6 +83,29 @@ def printable(value):
     return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+# The capture rules, written into the rendered copy by ccl-harness from its own table
+# (harness/env_capture.cpp, their one owner); this template's copy captures nothing.
+CAPTURED_PREFIXES = ()
+SECRET_WORDS = ()
+
+
+def is_secret_name(name):
+    lower = name.lower()
+    return any(word in lower for word in SECRET_WORDS)
+
+
+def captured_environment(environ):
+    """(allow-listed variables with their values, names of the secret-named ones)."""
+    captured = {}
+    secrets = []
+    for name, value in environ.items():
+        if is_secret_name(name):
+            secrets.append(name)
+        elif name.startswith(CAPTURED_PREFIXES):
+            captured[name] = printable(value)
+    return captured, sorted(secrets)
+
+
 def rank():
     for name in ("RANK", "SLURM_PROCID", "TPU_WORKER_ID"):
         value = os.environ.get(name, "")
@@ -94,6 +118,7 @@ def main():
     run_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     hostname = socket.gethostname()
     torch, nccl = torch_versions()
+    environment, secret_names = captured_environment(os.environ)
     report = {
         "format": 1,
         "hostname": hostname,
@@ -106,14 +131,14 @@ def main():
             "jax": distribution_version("jax"),
             "libtpu": distribution_version("libtpu", "libtpu-nightly"),
         },
-        "environment": {name: printable(value) for name, value in os.environ.items()},
+        "environment": environment,
+        "secret_names": secret_names,
     }
     probe_dir = os.path.join(run_dir, "probe")
     os.makedirs(probe_dir, mode=0o700, exist_ok=True)
     safe_host = re.sub(r"[^A-Za-z0-9._-]", "_", hostname) or "host"
     target = os.path.join(probe_dir, "%s-%d.json" % (safe_host, report["rank"]))
-    # Written whole, then renamed: the harness never reads half a report. Owner-only, as it
-    # holds the raw environment until the harness deletes it.
+    # Written whole, then renamed: the harness never reads half a report.
     fd, temp = tempfile.mkstemp(dir=probe_dir, prefix=".probe-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
