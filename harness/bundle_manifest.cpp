@@ -3,6 +3,7 @@
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/quote.hpp"
+#include "util/safe_name.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -54,20 +55,8 @@ BundleListing list_bundle(const fs::path& bundle_dir) {
 
 /// Why `path` cannot name a file inside the bundle, or empty when it can.
 std::string path_problem(std::string_view path) {
-    if (path.empty()) {
-        return "an empty path";
-    }
-    if (path.front() == '/') {
-        return "an absolute path";
-    }
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t slash = std::min(path.find('/', start), path.size());
-        const std::string_view part = path.substr(start, slash - start);
-        if (part.empty() || part == "." || part == "..") {
-            return "not a plain relative path inside the bundle";
-        }
-        start = slash + 1;
+    if (std::string why = relative_name_problem(path); !why.empty()) {
+        return why;
     }
     if (path == k_manifest_name) {
         return "the manifest cannot list itself";

@@ -8,6 +8,7 @@
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/quote.hpp"
+#include "util/safe_name.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
 #include "validate.hpp"
@@ -236,6 +237,13 @@ void check_provenance(const fs::path& dir, const std::string& name, Problems& pr
         if (const std::optional<std::string_view> id = string_at(run, "id"); id && *id != name) {
             problems.push_back({k_provenance_name,
                                 fmt::format("run.id: {}, but the bundle is {}", json_string(*id), json_string(name))});
+        }
+        // reproduce names a file after run.card: a name that is not one plain file name is a
+        // bundle made to write elsewhere, not a card name pack could have written.
+        if (const std::optional<std::string_view> card = string_at(run, "card"); card && !card->empty()) {
+            if (const std::string problem = file_name_problem(std::string(*card) + ".yaml"); !problem.empty()) {
+                problems.push_back({k_provenance_name, fmt::format("run.card: {}: {}", json_string(*card), problem)});
+            }
         }
     }
 }
@@ -700,6 +708,8 @@ BundleReport verify_bundle(const fs::path& bundle, const VerifyOptions& options)
     const fs::path unpacked = scratch ? scratch->path() / "unpacked" : options.unpack_into;
     try {
         extract_tar_zst_safely(bundle, unpacked);
+    } catch (const ScratchSpaceError&) {
+        throw; // a full $TMPDIR says nothing about the bundle
     } catch (const HarnessError& e) {
         if (e.code() == k_exit_interrupted) {
             throw;

@@ -236,6 +236,23 @@ std::vector<std::string> list_at(const YAML::Node& root, const std::string& path
     return out;
 }
 
+// launch.args reach the job as argv words: each item exactly as written, empty and
+// space-holding ones included, never trimmed or dropped (the job must get what the card says).
+std::vector<std::string> words_at(const YAML::Node& root, const std::string& path) {
+    const YAML::Node node = find_node(root, path);
+    std::vector<std::string> out;
+    if (node.IsScalar()) {
+        out.push_back(node.Scalar());
+    } else if (node.IsSequence()) {
+        for (const auto& item : node) {
+            if (item.IsScalar()) {
+                out.push_back(item.Scalar());
+            }
+        }
+    }
+    return out;
+}
+
 std::vector<std::pair<std::string, std::string>> env_at(const YAML::Node& root, const std::string& path) {
     const YAML::Node node = find_node(root, path);
     std::vector<std::pair<std::string, std::string>> out;
@@ -363,7 +380,7 @@ void WorkloadCard::read_fields() {
         window.active = int_at(root, "launch.profile.active").value_or(window.active);
         launch.profile = window;
     }
-    launch.args = list_at(root, "launch.args");
+    launch.args = words_at(root, "launch.args");
     launch.env = env_at(root, "launch.env");
     launch.tpu_project = text_at(root, "launch.tpu.project");
     launch.tpu_zone = text_at(root, "launch.tpu.zone");

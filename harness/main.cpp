@@ -1,6 +1,7 @@
 // ccl-harness: parses the command line, runs one subcommand, and turns errors into exit codes.
 #include "cli/app.hpp"
 #include "util/error.hpp"
+#include "util/quote.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -15,10 +16,12 @@ int main(int argc, char** argv) {
     try {
         return action();
     } catch (const HarnessError& e) {
-        std::cerr << fmt::format("ccl-harness: error: {}\n", e.what());
+        // Messages quote names from bundles, traces and servers: escaped, so none can redraw the
+        // terminal.
+        std::cerr << fmt::format("ccl-harness: error: {}\n", terminal_text(e.what(), true));
         return e.code();
     } catch (const std::exception& e) {
-        std::cerr << fmt::format("ccl-harness: error: {}\n", e.what());
+        std::cerr << fmt::format("ccl-harness: error: {}\n", terminal_text(e.what(), true));
         return k_exit_failure;
     }
 }

@@ -12,6 +12,8 @@
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/process.hpp"
+#include "util/quote.hpp"
+#include "util/safe_name.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
 #include "yaml_document.hpp"
@@ -142,15 +144,20 @@ std::string pinned_commit(const Json& provenance, const std::string& repo) {
 /// rendering it finds the script exactly as the original render did.
 fs::path stage_card(const fs::path& scripts, const std::string& card_name, const fs::path& stage) {
     fs::create_directories(stage);
-    // A card without a name is named after its file: keep the original file name.
-    const fs::path card_file = stage / (card_name.empty() ? std::string("card.yaml") : card_name + ".yaml");
+    // A card without a name is named after its file: keep the original file name. The name comes
+    // from provenance.json, data like any other: one file name inside the stage, nothing else.
+    const std::string card_file_name = card_name.empty() ? std::string("card.yaml") : card_name + ".yaml";
+    if (const std::string problem = file_name_problem(card_file_name); !problem.empty()) {
+        throw input_error(fmt::format("bundle: provenance.json run.card {}: {}", enquote(card_name), problem));
+    }
+    const fs::path card_file = stage / card_file_name;
     fs::copy_file(scripts / "card.yaml", card_file);
     const WorkloadCard probe = WorkloadCard::load(card_file);
     const std::string script = trim(scalar_text(find_node(probe.document().root(), "launch.script")));
     if (!script.empty() && probe.launch.source_repo.empty()) {
-        const fs::path bundled = scripts / fs::path(script).filename();
-        const fs::path target = stage / script;
-        if (fs::path(script).is_absolute() || script.find("..") != std::string::npos || !fs::is_regular_file(bundled)) {
+        const fs::path target = safe_path_under(stage, script, "bundle: launch.script");
+        const fs::path bundled = scripts / target.filename();
+        if (!fs::is_regular_file(bundled)) {
             throw input_error(fmt::format("bundle: scripts/ has no entry point for launch.script {}", enquote(script)));
         }
         fs::create_directories(target.parent_path());
@@ -206,7 +213,7 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
     reproduces.bundle = fs::is_directory(options.bundle) ? report.name + ".tar.zst" : options.bundle.filename().string();
     reproduces.manifest_sha256 = sha256_file(bundle_dir / "manifest.json");
     outcome.manifest_sha256 = reproduces.manifest_sha256;
-    out << fmt::format("bundle {}: valid ({} files, {} trace{}), manifest sha256 {}\n", report.name, report.files,
+    out << fmt::format("bundle {}: valid ({} files, {} trace{}), manifest sha256 {}\n", terminal_text(report.name), report.files,
                        report.traces.size(), report.traces.size() == 1 ? "" : "s", reproduces.manifest_sha256.substr(0, 16));
 
     // 2. The bundled card, planned against the cluster it ran on (or the one asked for).
@@ -252,7 +259,8 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
             out << fmt::format("scripts: {} files identical to the bundle's\n", run.files.size());
         } else {
             outcome.diff = scripts_diff(scripts, run, scratch.path());
-            out << outcome.diff;
+            // The bundled scripts' text: shown escaped, never interpreted by the terminal.
+            out << terminal_text(outcome.diff, true);
             std::vector<std::string> changed = outcome.comparison.differing;
             for (const auto& name : outcome.comparison.only_in_bundle) {
                 changed.push_back(name + " (only in the bundle)");

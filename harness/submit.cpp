@@ -1,9 +1,12 @@
 #include "submit.hpp"
 #include "schema.hpp"
+#include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
+#include "util/yaml_bounded.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -64,7 +67,7 @@ std::string reason_of(const std::string& body) {
         const Json answer = Json::parse(body);
         for (const char* key : {"error", "detail", "message"}) {
             if (const Json* value = answer.find(key); value && value->is_string()) {
-                return value->as_string();
+                return terminal_text(value->as_string());
             }
         }
     } catch (const std::exception&) {
@@ -74,7 +77,7 @@ std::string reason_of(const std::string& body) {
     if (text.size() > 300) {
         text = text.substr(0, 300) + "...";
     }
-    return text.empty() ? "(no body)" : text;
+    return text.empty() ? "(no body)" : terminal_text(text);
 }
 
 std::string refusal_message(const std::string& url, const HttpResponse& response) {
@@ -135,11 +138,7 @@ void check_bundle_path(const fs::path& bundle) {
 } // namespace
 
 Json yaml_file_to_json(const fs::path& path) {
-    try {
-        return yaml_to_json(YAML::LoadFile(path.string()));
-    } catch (const YAML::Exception& e) {
-        throw HarnessError(fmt::format("{}: {}", path.string(), e.what()));
-    }
+    return yaml_to_json(load_yaml_bounded(path));
 }
 
 std::string upload_id_of(const std::string& body) {
@@ -163,7 +162,35 @@ std::string upload_id_of(const std::string& body) {
 
 bool is_retryable_status(int status) { return status >= 500 || status == 429; }
 
+std::optional<std::chrono::seconds> retry_after_seconds(const std::string& value) {
+    const std::string text = trim(value);
+    if (text.empty()) {
+        return std::nullopt;
+    }
+    if (text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos) {
+        return std::chrono::seconds(std::stol(text));
+    }
+    // An HTTP-date: a promise all the same; the backoff decides how long to wait.
+    return std::chrono::seconds(0);
+}
+
+std::string retry_refusal(const HttpResponse& response) {
+    if (!is_retryable_status(response.status)) {
+        return "not a temporary failure";
+    }
+    if (!response.body_sent) {
+        return ""; // answered before the whole body arrived: nothing can have been stored
+    }
+    if ((response.status == 503 || response.status == 429) && retry_after_seconds(response.retry_after)) {
+        return ""; // "come back later" (RFC 9110 10.2.3): the request was not acted on
+    }
+    return "the server received the whole bundle and may have stored it";
+}
+
+std::string bundle_idempotency_key(const std::string& sha256) { return fmt::format("\"sha256:{}\"", sha256); }
+
 SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options) {
+    const auto started = std::chrono::steady_clock::now();
     check_bundle_path(bundle);
     const Url url = join_url(parse_url(options.url), "/api/upload");
     const std::string shown_url = fmt::format("http://{}:{}{}", url.host, url.port, url.target);
@@ -192,35 +219,63 @@ SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options)
     const std::vector<FormFile> files{{"files", bundle, bundle.filename().string()}};
     PostOptions post;
     post.timeout = options.timeout;
+    if (options.total_timeout.count() > 0) {
+        post.deadline = started + options.total_timeout;
+        // The idle limit never outlasts the total one.
+        post.timeout = std::min(post.timeout, options.total_timeout);
+    }
     post.progress = options.progress;
+    // The same bundle always carries the same key, so a server that honours Idempotency-Key
+    // (draft-ietf-httpapi-idempotency-key-header) stores a repeated upload once.
+    result.sha256 = sha256_file(bundle);
+    post.headers.emplace_back("Idempotency-Key", bundle_idempotency_key(result.sha256));
     const int attempts = std::max(1, options.attempts);
     std::chrono::milliseconds wait = options.base_delay;
     for (int attempt = 1;; ++attempt) {
         std::string why;
+        std::chrono::milliseconds asked{0};
         try {
             const HttpResponse response = post_multipart(url, fields, files, post);
-            if (!is_retryable_status(response.status)) {
-                if (response.status < 200 || response.status >= 300) {
-                    throw HarnessError(refusal_message(shown_url, response));
-                }
+            if (response.status >= 200 && response.status < 300) {
                 result.status = response.status;
                 result.body = response.body;
                 result.upload_id = upload_id_of(response.body);
                 result.attempts = attempt;
                 return result;
             }
+            if (const std::string refusal = retry_refusal(response); !refusal.empty()) {
+                if (!is_retryable_status(response.status)) {
+                    throw HarnessError(refusal_message(shown_url, response));
+                }
+                throw HarnessError(fmt::format("{}: HTTP {}: {}; not retried ({}): check with the server before "
+                                               "submitting again",
+                                               shown_url, response.status, reason_of(response.body), refusal));
+            }
             why = fmt::format("HTTP {}: {}", response.status, reason_of(response.body));
+            if (const auto seconds = retry_after_seconds(response.retry_after)) {
+                asked = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(*seconds, k_max_retry_after));
+            }
         } catch (const HttpTransportError& e) {
+            if (e.request_delivered()) {
+                // curl's rule for a POST: once the whole request is out, silence is not a refusal.
+                throw HarnessError(fmt::format("{}: {} after the whole bundle was sent; not retried, since the server "
+                                               "may have stored it: check with the server before submitting again",
+                                               shown_url, e.what()));
+            }
             why = e.what();
         }
-        if (attempt >= attempts) {
-            throw HarnessError(fmt::format("{}: upload failed after {} attempt{}: {}", shown_url, attempt,
-                                           attempt == 1 ? "" : "s", why));
+        const std::chrono::milliseconds pause = std::max(wait, asked);
+        const bool past_deadline =
+            post.deadline && std::chrono::steady_clock::now() + pause >= *post.deadline;
+        if (attempt >= attempts || past_deadline) {
+            throw HarnessError(fmt::format("{}: upload failed after {} attempt{}{}: {}", shown_url, attempt,
+                                           attempt == 1 ? "" : "s",
+                                           past_deadline && attempt < attempts ? " (--timeout reached)" : "", why));
         }
         if (options.on_retry) {
-            options.on_retry(attempt, why, wait);
+            options.on_retry(attempt, why, pause);
         }
-        sleep_unless_interrupted(wait);
+        sleep_unless_interrupted(pause);
         wait *= 2;
     }
 }

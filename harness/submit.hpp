@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace harness {
@@ -22,7 +23,11 @@ struct SubmitOptions {
     int attempts = 4;
     /// The wait before the second attempt; it doubles before each further one.
     std::chrono::milliseconds base_delay{500};
+    /// Idle limit: each connect, write and read must progress within this long.
     std::chrono::seconds timeout{120};
+    /// Total limit for the whole submit, retries and their waits included; 0: none (curl's
+    /// --max-time has no default either).
+    std::chrono::seconds total_timeout{0};
     UploadProgress progress;
     /// Told about each failed attempt that will be retried: its number, why, the wait.
     std::function<void(int attempt, const std::string& why, std::chrono::milliseconds wait)> on_retry;
@@ -36,11 +41,19 @@ struct SubmitResult {
     std::string body;
     int attempts = 0;
     std::uint64_t bytes = 0; ///< the bundle's size
+    std::string sha256;      ///< the bundle's, also sent as its Idempotency-Key
     bool sent() const { return status != 0; }
 };
 
-/// Verifies `bundle` (a .tar.zst) and, when it is valid, uploads it with its card as JSON,
-/// retrying refused or reset connections, 5xx and 429 with exponential backoff.
+/// A server's Retry-After is honoured up to this long.
+constexpr std::chrono::seconds k_max_retry_after{60};
+
+/// Verifies `bundle` (a .tar.zst) and, when it is valid, uploads it with its card as JSON and an
+/// Idempotency-Key header ("sha256:<the bundle's sha256>"). Retried with exponential backoff, as
+/// curl retries a POST, only when the server cannot have stored the upload: no connection, a
+/// connection lost before the whole body went out, a 5xx or 429 answered before the body was
+/// read, or 503/429 with Retry-After. A 5xx or silence after the whole body is an error, never
+/// a hidden second upload.
 /// Throws input_error (exit 2) for a missing file, a directory (pack it first), something
 /// other than .tar.zst, a bad URL; HarnessError (exit 1) for a bundle over the server's limit,
 /// a 4xx answer (413 explained), a 5xx or transport failure after the last attempt.
@@ -53,8 +66,15 @@ Json yaml_file_to_json(const fs::path& path);
 /// The upload id in a server answer: "upload_id", else "id" (string or number); empty otherwise.
 std::string upload_id_of(const std::string& body);
 
-/// Whether an answer with this status is worth another attempt (5xx, 429).
+/// Whether an answer with this status is worth another attempt (5xx, 429) when the server has
+/// not stored the upload (see submit_bundle).
 bool is_retryable_status(int status);
+
+/// Why `response` must not be retried, or "" when it may be (the rules of submit_bundle).
+std::string retry_refusal(const HttpResponse& response);
+
+/// A Retry-After value in seconds (an HTTP-date counts as 0), or nothing when absent or empty.
+std::optional<std::chrono::seconds> retry_after_seconds(const std::string& value);
 
 /// {"bundle", "url", "uploaded", "upload_id", "status", "attempts", "bytes", "response"}; an
 /// invalid bundle gives {"bundle", "uploaded": false, "verify": bundle_report_to_json}.

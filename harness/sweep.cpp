@@ -14,6 +14,7 @@
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
+#include <limits>
 #include <set>
 #include <unistd.h>
 
@@ -39,6 +40,25 @@ SweepAxis parse_vary(const std::string& text) {
         throw input_error(fmt::format("--vary {}: no values after '='", enquote(text)));
     }
     return axis;
+}
+
+std::uint64_t count_points(const std::vector<SweepAxis>& axes, bool zip) {
+    if (axes.empty()) {
+        return 0;
+    }
+    if (zip) {
+        return axes.front().values.size();
+    }
+    std::uint64_t count = 1;
+    for (const auto& axis : axes) {
+        const std::uint64_t size = axis.values.size();
+        // Saturates instead of wrapping: a count past any limit is all the caller needs to know.
+        if (size != 0 && count > std::numeric_limits<std::uint64_t>::max() / size) {
+            return std::numeric_limits<std::uint64_t>::max();
+        }
+        count *= size;
+    }
+    return count;
 }
 
 std::vector<std::vector<std::string>> expand_matrix(const std::vector<SweepAxis>& axes, bool zip) {
@@ -392,6 +412,15 @@ SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out) {
     for (const auto& text : options.vary) {
         axes.push_back(parse_vary(text));
     }
+    // Counted before anything is built: each point is a planned card, and a cross product grows
+    // faster than anyone types it.
+    if (const std::uint64_t count = count_points(axes, options.zip); count > options.max_points) {
+        throw input_error(fmt::format("sweep: the --vary lists make {} points, over the limit of {}; "
+                                      "raise it with --max-points N if that many runs are meant",
+                                      count == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64")
+                                                                                         : std::to_string(count),
+                                      options.max_points));
+    }
     const auto matrix = expand_matrix(axes, options.zip);
     // The card itself must be readable; what the overrides do to it is each point's business.
     const WorkloadCard base = WorkloadCard::load(options.card);
@@ -405,6 +434,10 @@ SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out) {
     record.created = utc_now();
     std::size_t runnable = 0;
     for (const auto& overrides : matrix) {
+        // Nothing is written before the sweep directory exists, so Ctrl-C here just stops.
+        if (interrupt_signal() != 0) {
+            throw HarnessError("sweep: interrupted while checking the points; nothing was written", k_exit_interrupted);
+        }
         SweepPoint point;
         point.overrides = overrides;
         point.reason = check_point(options.card, options.cluster, overrides);

@@ -8,6 +8,7 @@
 #include "util/json.hpp"
 
 #include <iosfwd>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,13 @@ SweepAxis parse_vary(const std::string& text);
 /// then have the same length. Throws an input error for no axes, a repeated path or, with
 /// `zip`, unequal lengths.
 std::vector<std::vector<std::string>> expand_matrix(const std::vector<SweepAxis>& axes, bool zip);
+
+/// How many points expand_matrix would make, without making them (saturating at 2^64-1).
+std::uint64_t count_points(const std::vector<SweepAxis>& axes, bool zip);
+
+/// The most points a sweep expands unless --max-points raises it: far beyond any sweep that
+/// runs one job after another, far below what takes minutes and gigabytes to check.
+constexpr std::uint64_t k_sweep_max_points = 1000;
 
 enum class PointState { pending, skipped, running, completed, failed, cancelled };
 
@@ -73,6 +81,7 @@ struct SweepOptions {
     fs::path resume;  ///< a sweep directory to finish instead of a new sweep
     double grace_seconds = 5;
     fs::path git_cache;
+    std::uint64_t max_points = k_sweep_max_points; ///< more points is an input error
 };
 
 /// What a sweep did: the same points sweep.json records.

@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -27,7 +28,8 @@ int run_compare(const CompareCommandOptions& options) {
     if (!options.html.empty()) {
         write_file_atomic(options.html, comparison_html(comparison));
     }
-    std::cout << (options.json ? comparison_to_json(comparison).dump() : comparison_table(comparison));
+    // Card values and kernel names come from the inputs: escaped, whatever they hold.
+    std::cout << (options.json ? comparison_to_json(comparison).dump() : terminal_text(comparison_table(comparison), true));
     if (!options.html.empty()) {
         (options.json ? std::cerr : std::cout) << fmt::format("  page: {}\n", options.html);
     }

@@ -2,6 +2,8 @@
 #include "metrics/metrics.hpp"
 #include "bundle_unpack.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
+#include "util/quote.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
 
@@ -35,11 +37,14 @@ metrics::MetricsReport metrics_of_packed_bundle(const fs::path& archive, const m
 }
 
 int run_metrics(const MetricsCommandOptions& options) {
+    // Ctrl-C becomes exit 130 (and a removed scratch directory), not a half-printed report.
+    install_interrupt_handlers();
     const fs::path path = options.path;
     const bool packed = ends_with(path.string(), ".tar.zst") && fs::is_regular_file(path);
     const metrics::MetricsReport report =
         packed ? metrics_of_packed_bundle(path, options.metrics) : metrics::compute_metrics(path, options.metrics);
-    std::cout << (options.json ? metrics::metrics_to_json(report).dump() : metrics::metrics_table(report));
+    // Kernel names and paths come from the traces: escaped, whatever they hold.
+    std::cout << (options.json ? metrics::metrics_to_json(report).dump() : terminal_text(metrics::metrics_table(report), true));
     return k_exit_ok;
 }
 

@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "util/terminal.hpp"
 #include "util/error.hpp"
+#include "util/quote.hpp"
 #include "util/interrupt.hpp"
 #include "util/json.hpp"
 
@@ -26,7 +27,7 @@ int run_pack(const PackCommandOptions& options) {
     const bool progress = progress_wanted() && g_verbosity != Verbosity::quiet;
     if (progress) {
         // One line, rewritten: which file is being compressed (traces can take a while).
-        pack.on_entry = [](const std::string& entry) { std::cerr << "\r\033[Kpacking " << entry << std::flush; };
+        pack.on_entry = [](const std::string& entry) { std::cerr << "\r\033[Kpacking " << terminal_text(entry) << std::flush; };
     }
     const PackResult result = pack_run(options.run_dir, pack);
     if (progress) {

@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
 #include "reproduce.hpp"
+#include "util/quote.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -14,11 +15,12 @@ int run_reproduce(const ReproduceOptions& options, const ReportFlags& flags) {
     const bool quiet = quiet_wanted();
     const ReproduceOutcome outcome = reproduce_bundle(options, progress_stream(flags.json, quiet));
     for (const auto& problem : outcome.problems) {
-        std::cerr << fmt::format("{}: {}{}\n", options.bundle.string(), problem.path.empty() ? "" : problem.path + ": ",
-                                 problem.message);
+        std::cerr << terminal_text(fmt::format("{}: {}{}", options.bundle.string(),
+                                               problem.path.empty() ? "" : problem.path + ": ", problem.message))
+                  << "\n";
     }
     if (!outcome.error.empty()) {
-        std::cerr << fmt::format("ccl-harness: error: {}\n", outcome.error);
+        std::cerr << fmt::format("ccl-harness: error: {}\n", terminal_text(outcome.error, true));
     }
     if (outcome.run) {
         print_dropped_warnings(outcome.run->warnings, quiet);

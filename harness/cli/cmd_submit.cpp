@@ -3,7 +3,9 @@
 #include "submit.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <iostream>
@@ -18,6 +20,7 @@ struct SubmitCommandOptions {
     std::string url;
     std::string group;
     std::string description;
+    double timeout = 0;
     bool json = false;
 };
 
@@ -65,13 +68,14 @@ struct ProgressLine {
 };
 
 void print_problems(const BundleReport& report) {
+    const std::string bundle = terminal_text(report.bundle);
     for (const BundleProblem& problem : report.problems) {
-        std::cout << (problem.path.empty() ? fmt::format("{}: {}\n", report.bundle, problem.message)
-                                           : fmt::format("{}: {}: {}\n", report.bundle, problem.path, problem.message));
+        std::cout << (problem.path.empty() ? fmt::format("{}: {}\n", bundle, terminal_text(problem.message))
+                                           : fmt::format("{}: {}: {}\n", bundle, terminal_text(problem.path),
+                                                         terminal_text(problem.message)));
     }
     const std::size_t count = report.problems.size();
-    std::cout << fmt::format("{}: invalid ({} problem{}); nothing was sent\n", report.bundle, count,
-                             count == 1 ? "" : "s");
+    std::cout << fmt::format("{}: invalid ({} problem{}); nothing was sent\n", bundle, count, count == 1 ? "" : "s");
 }
 
 int run_submit(const SubmitCommandOptions& options) {
@@ -81,6 +85,12 @@ int run_submit(const SubmitCommandOptions& options) {
     submit.group = options.group;
     submit.description = options.description;
     submit.base_delay = retry_base_delay();
+    if (options.timeout > 0) {
+        // Whole seconds, rounded up: a limit of 0.5 s is not "no limit".
+        const auto seconds = std::chrono::seconds(static_cast<long>(std::ceil(options.timeout)));
+        submit.total_timeout = seconds;
+        submit.timeout = std::min(submit.timeout, seconds);
+    }
     auto line = std::make_shared<ProgressLine>();
     if (!options.json && ProgressLine::wanted() && g_verbosity != Verbosity::quiet) {
         submit.progress = [line](std::uint64_t sent, std::uint64_t total) { line->update(sent, total); };
@@ -109,10 +119,12 @@ int run_submit(const SubmitCommandOptions& options) {
         print_problems(result.report);
         return k_exit_failure;
     }
-    std::cout << fmt::format("{}: uploaded to {} ({:.1f} MB, HTTP {}, attempt {})\n", options.bundle, options.url,
-                             static_cast<double>(result.bytes) / 1e6, result.status, result.attempts);
-    std::cout << (result.upload_id.empty() ? fmt::format("  no upload id in the answer: {}\n", result.body)
-                                           : fmt::format("  upload id: {}\n", result.upload_id));
+    std::cout << fmt::format("{}: uploaded to {} ({:.1f} MB, HTTP {}, attempt {})\n", terminal_text(options.bundle),
+                             terminal_text(options.url), static_cast<double>(result.bytes) / 1e6, result.status,
+                             result.attempts);
+    // The server's words, escaped: an answer cannot drive the terminal.
+    std::cout << (result.upload_id.empty() ? fmt::format("  no upload id in the answer: {}\n", terminal_text(result.body))
+                                           : fmt::format("  upload id: {}\n", terminal_text(result.upload_id)));
     return k_exit_ok;
 }
 
@@ -126,11 +138,21 @@ void add_submit(CLI::App& sub, Action& action) {
         ->required();
     sub.add_option("--group", options->group, "group_name sent with the upload");
     sub.add_option("--description", options->description, "description sent with the upload");
+    sub.add_option("--timeout", options->timeout,
+                   "give up after SECONDS in all, retries included; also the idle limit when under 120 s "
+                   "(default: no total limit, 120 s idle)")
+        ->check(CLI::PositiveNumber);
     sub.add_flag("--json", options->json, "print the result (or the verify report) as JSON on stdout");
     sub.footer("The bundle is verified first (as `ccl-harness verify` does); an invalid bundle is never sent.\n"
                "It is then POSTed as multipart/form-data (files, group_name, description, workload_card: the\n"
-               "card as JSON). Refused or reset connections, HTTP 5xx and 429 are retried 4 times in all, waiting\n"
-               "0.5 s, 1 s, 2 s; other 4xx answers are not. Bundles over the server's 500 MB limit are refused.\n"
+               "card as JSON) with an Idempotency-Key header, \"sha256:<the bundle's sha256>\", the same for every\n"
+               "attempt, so a server that honours it stores a repeated upload once. Up to 4 attempts in all, waiting\n"
+               "0.5 s, 1 s, 2 s (or the server's Retry-After, up to 60 s), only while the server cannot have stored\n"
+               "the bundle: no connection, a connection lost before the whole body was sent, HTTP 5xx or 429\n"
+               "answered before the body was read, or 503/429 with Retry-After. Once the whole body is sent, silence\n"
+               "or another 5xx is an error, not retried (as curl does for a POST). 4xx answers are never retried.\n"
+               "Interim 1xx answers (100 Continue) are skipped. Answers over 8 MiB are refused unread; the\n"
+               "server's text is printed with control characters escaped. Bundles over 500 MB are refused.\n"
                "Progress is shown on a terminal unless NO_COLOR is set.\n"
                "Exit status: 0 uploaded, 1 invalid bundle or upload failed, 2 bad input (no such file, a\n"
                "directory, a bad or https URL), 130 interrupted.\n"

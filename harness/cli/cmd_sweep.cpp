@@ -3,6 +3,7 @@
 #include "cli/report_output.hpp"
 #include "sweep.hpp"
 
+#include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
@@ -33,6 +34,10 @@ void add_sweep(CLI::App& sub, Action& action) {
     sub.add_option("--resume", options->resume, "finish a sweep: run again every point not completed or skipped");
     sub.add_option("--grace", options->grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
     sub.add_option("--git-cache", options->git_cache, "where clones of launch.source repos are kept");
+    sub.add_option("--max-points", options->max_points,
+                   fmt::format("refuse a sweep of more points than this (default {}); counted before any is built",
+                               k_sweep_max_points))
+        ->check(CLI::PositiveNumber);
     sub.footer("Each point is the card with --set PATH=VALUE overrides (the cross product of the --vary lists,\n"
                "or with --zip their i-th values). Every point is checked as with validate --strict first;\n"
                "points that fail are recorded as skipped with the reason and never run. The others run one\n"

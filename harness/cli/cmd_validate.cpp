@@ -1,6 +1,7 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
+#include "util/quote.hpp"
 #include "validate.hpp"
 
 #include <fmt/format.h>
@@ -32,9 +33,10 @@ int run_validate(const ValidateCommandOptions& options) {
         if (options.json) {
             continue;
         }
-        std::cerr << result.diagnostics.format(!options.quiet && g_verbosity != Verbosity::quiet);
+        // A card may hold any bytes (a value with ESC or CR): its diagnostics quote them escaped.
+        std::cerr << terminal_text(result.diagnostics.format(!options.quiet && g_verbosity != Verbosity::quiet), true);
         const auto& diags = result.diagnostics;
-        std::cout << fmt::format("{}: {}{}\n", result.file, diags.has_errors() ? "invalid" : "valid",
+        std::cout << fmt::format("{}: {}{}\n", terminal_text(result.file), diags.has_errors() ? "invalid" : "valid",
                                  diags.items().empty() ? ""
                                                        : fmt::format(" ({} error{}, {} warning{})", diags.error_count(),
                                                                      diags.error_count() == 1 ? "" : "s", diags.warning_count(),

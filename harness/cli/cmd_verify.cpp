@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -18,19 +19,23 @@ struct VerifyCommandOptions {
     bool quiet = false;
 };
 
+// Paths and messages name what is inside the bundle: escaped, so that a crafted file name cannot
+// rewrite the verdict line on the terminal.
 void print_report(const BundleReport& report, bool quiet) {
+    const std::string bundle = terminal_text(report.bundle);
     if (!quiet) {
         for (const BundleProblem& problem : report.problems) {
             std::cout << (problem.path.empty()
-                              ? fmt::format("{}: {}\n", report.bundle, problem.message)
-                              : fmt::format("{}: {}: {}\n", report.bundle, problem.path, problem.message));
+                              ? fmt::format("{}: {}\n", bundle, terminal_text(problem.message))
+                              : fmt::format("{}: {}: {}\n", bundle, terminal_text(problem.path),
+                                            terminal_text(problem.message)));
         }
     }
     const std::size_t count = report.problems.size();
     std::cout << (report.valid()
-                      ? fmt::format("{}: valid ({} files, {} traces, {} steps)\n", report.bundle, report.files,
+                      ? fmt::format("{}: valid ({} files, {} traces, {} steps)\n", bundle, report.files,
                                     report.traces.size(), report.steps())
-                      : fmt::format("{}: invalid ({} problem{})\n", report.bundle, count, count == 1 ? "" : "s"));
+                      : fmt::format("{}: invalid ({} problem{})\n", bundle, count, count == 1 ? "" : "s"));
 }
 
 int run_verify(const VerifyCommandOptions& options) {
@@ -60,7 +65,7 @@ int run_verify(const VerifyCommandOptions& options) {
                 entry["error"] = e.what();
                 results.push_back(std::move(entry));
             } else {
-                std::cerr << fmt::format("ccl-harness: error: {}\n", e.what());
+                std::cerr << fmt::format("ccl-harness: error: {}\n", terminal_text(e.what()));
             }
         }
     }

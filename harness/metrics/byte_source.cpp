@@ -1,6 +1,7 @@
 #include "metrics/byte_source.hpp"
 
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -28,6 +29,7 @@ public:
     FileHandle& operator=(const FileHandle&) = delete;
 
     std::size_t read(char* out, std::size_t max) {
+        throw_if_interrupted(); // one check per buffer: Ctrl-C on a large trace ends promptly
         const std::size_t got = std::fread(out, 1, max, m_file);
         if (got < max && std::ferror(m_file) != 0) {
             throw HarnessError(fmt::format("{}: read error: {}", m_path.string(), std::strerror(errno)));

@@ -3,6 +3,7 @@
 #include "metrics/metric_functions.hpp"
 #include "metrics/metrics_input.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -73,6 +74,10 @@ std::vector<LoadedRank> read_ranks(const std::vector<TraceInput>& traces, unsign
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
         for (std::size_t k = next++; k < traces.size(); k = next++) {
+            // Ctrl-C between files: the workers stop taking traces and the check below reports it.
+            if (interrupt_signal() != 0) {
+                break;
+            }
             const TraceInput& input = traces[k];
             try {
                 RankTrace trace = read_trace(input.file);
@@ -102,6 +107,9 @@ std::vector<LoadedRank> read_ranks(const std::vector<TraceInput>& traces, unsign
     worker();
     for (auto& thread : pool) {
         thread.join();
+    }
+    if (interrupt_signal() != 0) {
+        throw HarnessError("interrupted while reading the traces; nothing was computed", k_exit_interrupted);
     }
     for (const auto& rank : loaded) {
         if (rank.error) {

@@ -5,6 +5,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/quote.hpp"
+#include "util/safe_name.hpp"
 #include "util/zstd_stream.hpp"
 
 #include <algorithm>
@@ -60,15 +61,8 @@ EntryHandle fixed_entry(const std::string& name, bool directory, bool executable
 }
 
 void check_entry_name(const std::string& name) {
-    bool bad = name.empty() || name.front() == '/';
-    for (std::size_t start = 0; !bad && start <= name.size();) {
-        const std::size_t slash = std::min(name.find('/', start), name.size());
-        const std::string_view part = std::string_view(name).substr(start, slash - start);
-        bad = part.empty() || part == "." || part == "..";
-        start = slash + 1;
-    }
-    if (bad) {
-        throw HarnessError(fmt::format("archive entry {}: not a plain relative path", json_string(name)));
+    if (const std::string why = relative_name_problem(name); !why.empty()) {
+        throw HarnessError(fmt::format("archive entry {}: {}", json_string(name), why));
     }
 }
 

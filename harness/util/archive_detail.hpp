@@ -66,10 +66,6 @@ inline std::string la_error(archive* a) {
 
 inline std::string errno_text() { return std::strerror(errno); }
 
-inline void check_interrupt() {
-    if (interrupt_signal() != 0) {
-        throw HarnessError("interrupted", k_exit_interrupted);
-    }
-}
+inline void check_interrupt() { throw_if_interrupted(); }
 
 } // namespace harness::archive_detail

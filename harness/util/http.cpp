@@ -116,6 +116,16 @@ std::string file_head(const std::string& boundary, const FormFile& file) {
 
 std::string closing(const std::string& boundary) { return fmt::format("--{}--\r\n", boundary); }
 
+std::string header_line(const std::string& name, const std::string& value) {
+    std::string line;
+    for (const char c : name + ": " + value) {
+        if (c != '\r' && c != '\n') {
+            line += c;
+        }
+    }
+    return line + "\r\n";
+}
+
 std::uint64_t file_size_or_throw(const fs::path& path) {
     std::error_code ec;
     const std::uintmax_t size = fs::file_size(path, ec);
@@ -138,36 +148,47 @@ std::string make_boundary() {
 // operation is started, then the context runs until its handler has been called.
 class Connection {
 public:
-    explicit Connection(std::chrono::seconds timeout) : m_stream(m_ioc), m_timeout(timeout) {}
+    Connection(std::chrono::seconds timeout, std::optional<std::chrono::steady_clock::time_point> deadline)
+        : m_stream(m_ioc), m_timeout(timeout), m_deadline(deadline) {}
 
     void connect(const Url& url) {
         beast::error_code ec;
         tcp::resolver resolver(m_ioc);
         const auto endpoints = resolver.resolve(url.host, url.port, ec);
         if (ec) {
-            throw HttpTransportError(fmt::format("cannot resolve {}: {}", url.host, ec.message()));
+            throw HttpTransportError(HttpTransportError::Stage::connect,
+                                     fmt::format("cannot resolve {}: {}", url.host, ec.message()));
         }
-        m_stream.expires_after(m_timeout);
+        expire();
         m_stream.async_connect(endpoints, [&ec](beast::error_code result, const tcp::endpoint&) { ec = result; });
         run();
         if (ec) {
-            throw HttpTransportError(fmt::format("cannot connect to {}:{}: {}", url.host, url.port, ec.message()));
+            throw HttpTransportError(HttpTransportError::Stage::connect,
+                                     fmt::format("cannot connect to {}:{}: {}", url.host, url.port, ec.message()));
         }
     }
 
     beast::error_code write(const char* data, std::size_t size) {
         beast::error_code ec;
-        m_stream.expires_after(m_timeout);
+        expire();
         net::async_write(m_stream, net::buffer(data, size),
                          [&ec](beast::error_code result, std::size_t) { ec = result; });
         run();
         return ec;
     }
 
-    beast::error_code read(http::response_parser<http::string_body>& parser) {
+    beast::error_code read_header(http::response_parser<http::string_body>& parser) {
         beast::error_code ec;
-        m_stream.expires_after(m_timeout);
-        http::async_read(m_stream, m_buffer, parser, [&ec](beast::error_code result, std::size_t) { ec = result; });
+        expire();
+        http::async_read_header(m_stream, m_buffer, parser, [&ec](beast::error_code result, std::size_t) { ec = result; });
+        run();
+        return ec;
+    }
+
+    beast::error_code read_some(http::response_parser<http::string_body>& parser) {
+        beast::error_code ec;
+        expire();
+        http::async_read_some(m_stream, m_buffer, parser, [&ec](beast::error_code result, std::size_t) { ec = result; });
         run();
         return ec;
     }
@@ -178,6 +199,15 @@ public:
     }
 
 private:
+    // Each operation must progress within the idle limit, and all of them end by the deadline.
+    void expire() {
+        auto until = std::chrono::steady_clock::now() + m_timeout;
+        if (m_deadline && *m_deadline < until) {
+            until = *m_deadline;
+        }
+        m_stream.expires_at(until);
+    }
+
     // Runs the started operation to its end, looking at Ctrl-C five times a second: the signal
     // handler restarts the event loop's wait, so nothing else would notice it.
     void run() {
@@ -199,7 +229,16 @@ private:
     beast::tcp_stream m_stream;
     beast::flat_buffer m_buffer;
     std::chrono::seconds m_timeout;
+    std::optional<std::chrono::steady_clock::time_point> m_deadline;
 };
+
+// A response head larger than this is not an upload server's answer; nor are endless 1xx.
+constexpr std::uint32_t k_max_response_head_bytes = 64 * 1024;
+constexpr int k_max_interim_responses = 16;
+
+HarnessError too_large(const std::string& where, std::size_t limit) {
+    return HarnessError(fmt::format("{}: response larger than {} bytes; not read further", where, limit));
+}
 
 // Sends the whole body; returns the first write error, after which nothing more is sent.
 beast::error_code send_body(Connection& connection, const std::string& boundary, const std::vector<FormField>& fields,
@@ -269,34 +308,81 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
     const std::string boundary = make_boundary();
     const std::uint64_t total = multipart_body_size(boundary, fields, files);
     const std::string host = url.port == "80" ? url.host : url.host + ":" + url.port;
+    std::string extra;
+    for (const auto& [name, value] : options.headers) {
+        extra += header_line(name, value);
+    }
     const std::string head = fmt::format("POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: ccl-harness\r\n"
-                                         "Accept: application/json\r\nConnection: close\r\n"
+                                         "Accept: application/json\r\nConnection: close\r\n{}"
                                          "Content-Type: multipart/form-data; boundary={}\r\nContent-Length: {}\r\n\r\n",
-                                         url.target, host, boundary, total);
-    Connection connection(options.timeout);
+                                         url.target, host, extra, boundary, total);
+    const std::string where = fmt::format("{}:{}", url.host, url.port);
+    Connection connection(options.timeout, options.deadline);
     connection.connect(url);
     beast::error_code write_error = connection.write(head.data(), head.size());
     if (!write_error) {
         write_error = send_body(connection, boundary, fields, files, total, options.progress);
     }
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(options.max_response_bytes);
-    // Read even after a failed write: a server refusing a large body answers and closes early.
-    const beast::error_code read_error = connection.read(parser);
-    if (read_error) {
-        const std::string where = fmt::format("{}:{}", url.host, url.port);
+    const auto transport_error = [&](const beast::error_code& read_error) {
         if (write_error) {
-            throw HttpTransportError(fmt::format("sending to {}: {}", where, write_error.message()));
+            return HttpTransportError(HttpTransportError::Stage::send,
+                                      fmt::format("sending to {}: {}", where, write_error.message()));
         }
         if (read_error == http::error::end_of_stream || read_error == net::error::eof) {
-            throw HttpTransportError(fmt::format("{} closed the connection without answering", where));
+            return HttpTransportError(HttpTransportError::Stage::answer,
+                                      fmt::format("{} closed the connection without answering", where));
         }
-        throw HttpTransportError(fmt::format("reading the answer from {}: {}", where, read_error.message()));
+        return HttpTransportError(HttpTransportError::Stage::answer,
+                                  fmt::format("reading the answer from {}: {}", where, read_error.message()));
+    };
+    // Read even after a failed write: a server refusing a large body answers and closes early.
+    // Interim 1xx responses (100 Continue, 102 Processing) precede the final one and are skipped,
+    // as curl does; 101 is not one we asked for and is taken as final.
+    for (int interim = 0;; ++interim) {
+        if (interim > k_max_interim_responses) {
+            throw HarnessError(fmt::format("{}: more than {} interim (1xx) responses; no final answer", where,
+                                           k_max_interim_responses));
+        }
+        http::response_parser<http::string_body> parser;
+        parser.header_limit(k_max_response_head_bytes);
+        parser.body_limit(options.max_response_bytes);
+        if (const beast::error_code error = connection.read_header(parser)) {
+            if (error == http::error::header_limit) {
+                throw too_large(where, k_max_response_head_bytes);
+            }
+            if (error == http::error::body_limit) {
+                throw too_large(where, options.max_response_bytes);
+            }
+            throw transport_error(error);
+        }
+        const int status = static_cast<int>(parser.get().result_int());
+        if (status >= 100 && status < 200 && status != 101) {
+            continue;
+        }
+        // Checked here, not only by the parser: headers and a body that arrive in one read are
+        // parsed at once, and the limit must hold all the same.
+        if (const auto length = parser.content_length(); length && *length > options.max_response_bytes) {
+            throw too_large(where, options.max_response_bytes);
+        }
+        while (!parser.is_done()) {
+            const beast::error_code error = connection.read_some(parser);
+            if (error == http::error::body_limit || parser.get().body().size() > options.max_response_bytes) {
+                throw too_large(where, options.max_response_bytes);
+            }
+            if (error) {
+                throw transport_error(error);
+            }
+        }
+        if (parser.get().body().size() > options.max_response_bytes) {
+            throw too_large(where, options.max_response_bytes);
+        }
+        HttpResponse response;
+        response.status = status;
+        response.body = std::move(parser.get().body());
+        response.retry_after = std::string(parser.get()[http::field::retry_after]);
+        response.body_sent = !write_error;
+        return response;
     }
-    HttpResponse response;
-    response.status = static_cast<int>(parser.get().result_int());
-    response.body = std::move(parser.get().body());
-    return response;
 }
 
 } // namespace harness

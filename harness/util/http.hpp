@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace harness {
@@ -41,25 +43,47 @@ struct FormFile {
 };
 
 struct HttpResponse {
-    int status = 0;
+    int status = 0;     ///< the final status; 1xx interim responses (100 Continue, 102) are skipped
     std::string body;
+    std::string retry_after; ///< the Retry-After header, empty when absent
+    /// Whether the whole request body went out before the answer came: a server that answers
+    /// early (413, 503 before reading) has not stored anything.
+    bool body_sent = false;
 };
 
 /// Something between us and a response went wrong: refused, reset, timed out, closed early,
-/// an unparseable reply. Retrying may help; an HTTP error status is a response, not this.
+/// an unparseable reply. An HTTP error status is a response, not this.
 class HttpTransportError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    /// How far the request got: nothing sent (connect), part of it (send), all of it (answer).
+    enum class Stage { connect, send, answer };
+    HttpTransportError(Stage stage, const std::string& what) : std::runtime_error(what), m_stage(stage) {}
+    Stage stage() const { return m_stage; }
+    /// The whole request reached the server, which may have acted on it: sending it again is
+    /// not safe for a non-idempotent POST (curl does not retry then either).
+    bool request_delivered() const { return m_stage == Stage::answer; }
+
+private:
+    Stage m_stage;
 };
 
 /// Called as the body goes out: bytes sent so far and the body's total size.
 using UploadProgress = std::function<void(std::uint64_t sent, std::uint64_t total)>;
 
+/// The largest response body read by default; a larger one is an error, never held or shown.
+constexpr std::size_t k_max_response_bytes = 8 * 1024 * 1024;
+
 struct PostOptions {
-    /// Each connect, write and read must make progress within this long.
+    /// Each connect, write and read must make progress within this long (idle limit).
     std::chrono::seconds timeout{120};
+    /// The whole exchange must end by then (total limit); none when unset.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
     UploadProgress progress;
-    std::size_t max_response_bytes = 8 * 1024 * 1024;
+    /// Body bytes read at most, however the response arrives (headers and body in one read
+    /// included); past it post_multipart throws HarnessError "response larger than N bytes".
+    std::size_t max_response_bytes = k_max_response_bytes;
+    /// Extra request headers (name, value), e.g. Idempotency-Key; CR and LF are dropped.
+    std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// Size in bytes of the multipart body post_multipart would send (files read by size only).
@@ -69,7 +93,8 @@ std::uint64_t multipart_body_size(const std::string& boundary, const std::vector
 /// POSTs `fields` then `files` as multipart/form-data to `url` with Content-Length set, and
 /// returns the status and body whatever the status. A server that answers early (413) and
 /// closes while the body is still going out still has its answer read and returned.
-/// Throws HttpTransportError as described above, and HarnessError when a file cannot be read.
+/// Throws HttpTransportError as described above, and HarnessError when a file cannot be read,
+/// the response is over max_response_bytes, or on Ctrl-C (exit 130).
 HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields,
                             const std::vector<FormFile>& files, const PostOptions& options = {});
 

@@ -1,5 +1,7 @@
 #include "util/interrupt.hpp"
 
+#include "util/error.hpp"
+
 #include <atomic>
 #include <csignal>
 
@@ -21,5 +23,11 @@ void install_interrupt_handlers() {
 }
 
 int interrupt_signal() { return g_signal.load(); }
+
+void throw_if_interrupted() {
+    if (interrupt_signal() != 0) {
+        throw HarnessError("interrupted", k_exit_interrupted);
+    }
+}
 
 } // namespace harness

@@ -1,6 +1,7 @@
 #pragma once
 // Escapers for the languages rendered files are written in. The renderer, not the template
 // author, decides how a value is quoted: a template only says where it goes.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -16,8 +17,22 @@ std::string shell_quote(std::string_view value);
 std::string toml_scalar(std::string_view value);
 std::string json_scalar(std::string_view value);
 
-/// A JSON string literal, always quoted.
+/// A JSON string literal, always quoted, always valid UTF-8: control characters (C0, DEL, C1,
+/// bidirectional overrides, U+2028/9) escaped as \uXXXX, each byte that is not part of valid
+/// UTF-8 replaced by \ufffd.
 std::string json_string(std::string_view value);
+
+/// The length of the valid UTF-8 sequence starting at `at` (1 to 4), or 0 when the byte there
+/// does not start one (overlong forms, surrogates and code points past U+10FFFF are invalid).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t at);
+
+/// Text from input made safe to print on a terminal: control characters (C0, DEL, C1, and the
+/// bidirectional overrides that reorder a line) become \n, \r, \t, \xNN or \uNNNN, bytes that
+/// are not valid UTF-8 become \xNN; everything else, backslashes included, is unchanged, so a
+/// crafted name cannot move the cursor, clear a line or recolour what follows. `multiline`
+/// keeps newlines and tabs (a diff, a server's body). Every cli/ print of a string that came
+/// from a bundle, card, trace or server goes through this.
+std::string terminal_text(std::string_view text, bool multiline = false);
 
 /// True when `value` is one word made only of characters that are safe unquoted in a shell
 /// command, an `#SBATCH` line or a Containerfile instruction.

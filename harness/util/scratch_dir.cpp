@@ -10,6 +10,21 @@
 
 namespace harness {
 
+ScratchSpaceError::ScratchSpaceError(const fs::path& where, int error_number)
+    : HarnessError(fmt::format("no space left on TMPDIR ({}: {}); free some or point TMPDIR elsewhere", where.string(),
+                               std::strerror(error_number)),
+                   k_exit_failure) {}
+
+bool is_out_of_space(int error_number) {
+    return error_number == ENOSPC || error_number == EDQUOT || error_number == EROFS;
+}
+
+void throw_if_out_of_space(int error_number, const fs::path& where) {
+    if (is_out_of_space(error_number)) {
+        throw ScratchSpaceError(where, error_number);
+    }
+}
+
 ScratchDir::ScratchDir(const fs::path& root, const std::string& purpose) {
     fs::path base = root;
     if (base.empty()) {
@@ -18,6 +33,9 @@ ScratchDir::ScratchDir(const fs::path& root, const std::string& purpose) {
     }
     std::string pattern = (base / ("ccl-harness-" + purpose + "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) {
+        const int error_number = errno;
+        throw_if_out_of_space(error_number, base);
+        errno = error_number;
         throw HarnessError(fmt::format("{}: cannot create a scratch directory: {}", base.string(), std::strerror(errno)));
     }
     m_path = pattern;

@@ -1,10 +1,26 @@
 #pragma once
 // A private temporary directory that disappears on every way out of the scope that made it.
+#include "util/error.hpp"
 #include "util/fs.hpp"
 
 #include <string>
 
 namespace harness {
+
+/// The scratch file system cannot take more: ENOSPC, EDQUOT or EROFS while writing under
+/// $TMPDIR. An environment failure (exit 1) saying "no space left on TMPDIR (...)", never a
+/// verdict on the input: whoever unpacks or writes scratch files rethrows it as it is.
+class ScratchSpaceError : public HarnessError {
+public:
+    ScratchSpaceError(const fs::path& where, int error_number);
+};
+
+/// True for the errno values that mean the file system is full or read-only.
+bool is_out_of_space(int error_number);
+
+/// Throws ScratchSpaceError when `error_number` is out of space (see above); returns otherwise,
+/// so the caller throws its own error for anything else.
+void throw_if_out_of_space(int error_number, const fs::path& where);
 
 class ScratchDir {
 public:

@@ -116,7 +116,7 @@ TEST_CASE("malformed records are reported one by one and the rest still checked"
     CHECK(problems[0] == "b.txt: not listed in the manifest");
     CHECK(problems[1] == "manifest.json: no \"harness_version\" string");
     CHECK(problems[2] == "manifest.json: files[1]: \"a.txt\": listed twice");
-    CHECK(problems[3] == "manifest.json: files[2]: \"../../etc/passwd\": not a plain relative path inside the bundle");
+    CHECK(problems[3] == "manifest.json: files[2]: \"../../etc/passwd\": a \"..\" component (a path that leaves its directory)");
     CHECK(problems[4] == "manifest.json: files[3]: \"b.txt\": no \"size\" as a non-negative integer");
     CHECK(problems[5] == "manifest.json: files[4]: \"c.txt\": no \"sha256\" as 64 lowercase hex digits");
     CHECK(problems[6] == "manifest.json: files[5]: no \"path\" string");

@@ -122,7 +122,7 @@ TEST_CASE("the card goes to the server as JSON with YAML's types", "[submit]") {
     const Json card = yaml_file_to_json(dir.write("card.yaml", "version: 1\nname: \"8\"\nratio: 0.5\nflag: true\n"
                                                                "empty: ~\nlist: [a, 2]\nnested: {k: v}\n"));
     CHECK(card.dump(false) == R"({"empty":null,"flag":true,"list":["a",2],"name":"8","nested":{"k":"v"},"ratio":0.5,"version":1})");
-    CHECK(exit_code_of([&] { yaml_file_to_json(dir.write("bad.yaml", "a: [\n")); }) == k_exit_failure);
+    CHECK(exit_code_of([&] { yaml_file_to_json(dir.write("bad.yaml", "a: [\n")); }) == k_exit_usage);
 }
 
 TEST_CASE("post_multipart sends exactly Content-Length bytes with every part", "[submit]") {
