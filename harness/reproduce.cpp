@@ -292,6 +292,7 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
     RunOptions run_options;
     run_options.results = options.results;
     run_options.grace_seconds = options.grace_seconds;
+    run_options.secret_names = options.secret_names;
     run_options.git_cache = options.git_cache;
     outcome.run = execute_rendered_run(card, cluster, target, run, run_options, reproduces, out);
     outcome.exit_code = outcome.run->exit_code;

@@ -23,6 +23,7 @@ struct ReproduceOptions {
     fs::path results = "results";
     fs::path git_cache;          ///< empty: default_git_cache()
     double grace_seconds = 5;
+    std::vector<std::string> secret_names;  ///< --secret NAME, handed to the new run
 };
 
 /// How a re-render differs from the scripts a bundle holds.

@@ -320,6 +320,7 @@ SweepOutcome run_points(SweepRecord& record, const fs::path& dir, const SweepOpt
         run.overrides = point.overrides;
         run.results = dir;
         run.grace_seconds = options.grace_seconds;
+        run.secret_names = options.secret_names;
         run.git_cache = options.git_cache;
         int code = k_exit_failure;
         try {

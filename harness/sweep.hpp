@@ -80,6 +80,7 @@ struct SweepOptions {
     bool dry_run = false;
     fs::path resume;  ///< a sweep directory to finish instead of a new sweep
     double grace_seconds = 5;
+    std::vector<std::string> secret_names;  ///< --secret NAME, handed to every point's run
     fs::path git_cache;
     std::uint64_t max_points = k_sweep_max_points; ///< more points is an input error
 };

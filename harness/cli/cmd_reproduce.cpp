@@ -58,6 +58,9 @@ void add_reproduce(CLI::App& sub, Action& action) {
                  "when the re-render differs from the bundled scripts, show the diff and run the bundled scripts anyway");
     sub.add_option("--results", options->results, "where the new run directory goes (default: results)");
     sub.add_option("--git-cache", options->git_cache, "clones of framework sources (default: $XDG_CACHE_HOME/ccl-harness/git)");
+    sub.add_option("--secret", options->secret_names,
+                   "NAME: the value of environment variable NAME is a secret, scrubbed from everything the run writes and "
+                   "prints, although its name does not say so (repeatable)");
     sub.add_option("--grace", options->grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
     sub.footer("Steps: unpack safely into a scratch directory (absolute paths, .., links, devices and\n"
                "decompression bombs are refused before anything is written), verify as `verify` does, fetch\n"

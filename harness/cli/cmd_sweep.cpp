@@ -33,6 +33,9 @@ void add_sweep(CLI::App& sub, Action& action) {
     sub.add_flag("--dry-run", options->dry_run, "expand and check the points; run nothing, write nothing");
     sub.add_option("--resume", options->resume, "finish a sweep: run again every point not completed or skipped");
     sub.add_option("--grace", options->grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
+    sub.add_option("--secret", options->secret_names,
+                   "NAME: the value of environment variable NAME is a secret, scrubbed from everything the run writes and "
+                   "prints, although its name does not say so (repeatable)");
     sub.add_option("--git-cache", options->git_cache, "where clones of launch.source repos are kept");
     sub.add_option("--max-points", options->max_points,
                    fmt::format("refuse a sweep of more points than this (default {}); counted before any is built",

@@ -58,6 +58,12 @@ expect_output "the terminal shows [REDACTED]" "[rank_0] env: [REDACTED] [REDACTE
 run=$(latest_run 2>/dev/null || echo "$SCRATCH/no-run")
 [ -d "$run" ] && pass || fail "no run directory"
 no_value_in "$run" "run with --secret" "$hf_token" "$plain_secret"
+#    sweep hands --secret to every point's run.
+expect_status 0 "sweep with --secret" -- env MY_PLAIN="$plain_secret" \
+    "$CCL_HARNESS" sweep "$work/tiny-ddp.yaml" --vary launch.script=leaky_train.py \
+    --results "$SCRATCH/sweep" --secret MY_PLAIN
+if grep -qF -e "$plain_secret" <<<"$OUT"; then fail "sweep printed a --secret value"; else pass; fi
+no_value_in "$SCRATCH/sweep" "sweep with --secret" "$plain_secret"
 expect_status 2 "--secret naming an unset variable" -- env -u NO_SUCH_VAR \
     "$CCL_HARNESS" run "$work/tiny-ddp.yaml" --secret NO_SUCH_VAR --dry-run
 expect_output "says which" "--secret NO_SUCH_VAR: not set"
