@@ -1,6 +1,7 @@
 #include "yaml_document.hpp"
 
 #include "util/error.hpp"
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 #include "util/yaml_bounded.hpp"
 
@@ -152,24 +153,8 @@ void append_utf8_escape(std::string& out, std::uint32_t code) {
 
 /// One UTF-8 sequence at `text[i]`: its code point and length, or length 0 when it is invalid.
 std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view text, std::size_t i) {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-    const unsigned char lead = byte(i);
-    const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
-    if (length == 0 || i + length > text.size()) {
-        return {0, 0};
-    }
-    std::uint32_t code = length == 1 ? lead : lead & (0x7fU >> length);
-    for (std::size_t k = 1; k < length; ++k) {
-        if ((byte(i + k) & 0xc0) != 0x80) {
-            return {0, 0};
-        }
-        code = (code << 6) | (byte(i + k) & 0x3fU);
-    }
-    constexpr std::uint32_t k_min[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < k_min[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
-        return {0, 0};
-    }
-    return {code, length};
+    const std::size_t length = utf8_sequence_length(text, i);
+    return {length == 0 ? 0 : static_cast<std::uint32_t>(utf8_code_point(text, i, length)), length};
 }
 
 std::string double_quoted(const std::string& text) {

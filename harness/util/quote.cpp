@@ -111,10 +111,7 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
     return length;
 }
 
-namespace {
-
-/// The code point of the valid sequence of `length` bytes at `at`.
-char32_t code_point(std::string_view text, std::size_t at, std::size_t length) {
+char32_t utf8_code_point(std::string_view text, std::size_t at, std::size_t length) {
     const auto lead = static_cast<unsigned char>(text[at]);
     if (length == 1) {
         return lead;
@@ -125,6 +122,8 @@ char32_t code_point(std::string_view text, std::size_t at, std::size_t length) {
     }
     return value;
 }
+
+namespace {
 
 /// C0, DEL, C1, and the bidirectional overrides and isolates that reorder what follows them on
 /// screen (the "Trojan Source" characters).
@@ -156,7 +155,7 @@ std::string json_string(std::string_view value) {
         case '\b': out += "\\b"; break;
         case '\f': out += "\\f"; break;
         default:
-            if (const char32_t point = code_point(value, at, length); is_control_point(point)) {
+            if (const char32_t point = utf8_code_point(value, at, length); is_control_point(point)) {
                 out += fmt::format("\\u{:04x}", static_cast<unsigned>(point));
             } else {
                 out.append(value.substr(at, length));
@@ -178,7 +177,7 @@ std::string terminal_text(std::string_view text, bool multiline) {
             ++at;
             continue;
         }
-        const char32_t point = code_point(text, at, length);
+        const char32_t point = utf8_code_point(text, at, length);
         if (multiline && (c == '\n' || c == '\t')) {
             out += c;
         } else if (c == '\n') {

@@ -25,6 +25,8 @@ std::string json_string(std::string_view value);
 /// The length of the valid UTF-8 sequence starting at `at` (1 to 4), or 0 when the byte there
 /// does not start one (overlong forms, surrogates and code points past U+10FFFF are invalid).
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at);
+/// The code point of the valid sequence of `length` bytes at `at` (from utf8_sequence_length).
+char32_t utf8_code_point(std::string_view text, std::size_t at, std::size_t length);
 
 /// Text from input made safe to print on a terminal: control characters (C0, DEL, C1, and the
 /// bidirectional overrides that reorder a line) become \n, \r, \t, \xNN or \uNNNN, bytes that
