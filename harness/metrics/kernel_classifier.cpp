@@ -19,6 +19,91 @@ std::string_view symbol(std::string_view name) {
     return name;
 }
 
+/// The function's own name: the identifier after the last `::` before its template arguments or
+/// parameters, so "void (anonymous namespace)::two_shot_all_reduce_kernel<float, 16, 8>(float**)"
+/// gives "two_shot_all_reduce_kernel" whatever the namespace is spelt as (`(anonymous namespace)`
+/// from c++filt and Kineto, `<unnamed>` from Nsight, `c10d::symmetric_memory` in older PyTorch).
+std::string_view unqualified(std::string_view sym) {
+    static constexpr std::string_view k_anonymous = "(anonymous namespace)";
+    static constexpr std::string_view k_unnamed = "<unnamed>";
+    std::size_t start = 0;
+    std::size_t at = 0;
+    while (at < sym.size()) {
+        if (sym.compare(at, k_anonymous.size(), k_anonymous) == 0) {
+            at += k_anonymous.size();
+            continue;
+        }
+        if (sym.compare(at, k_unnamed.size(), k_unnamed) == 0) {
+            at += k_unnamed.size();
+            continue;
+        }
+        const char c = sym[at];
+        if (c == '<' || c == '(' || c == ' ') {
+            break;
+        }
+        if (c == ':' && at + 1 < sym.size() && sym[at + 1] == ':') {
+            at += 2;
+            start = at;
+            continue;
+        }
+        ++at;
+    }
+    return sym.substr(start, at - start);
+}
+
+/// NCCL and RCCL name every device kernel nccl<Something>Kernel...: ncclDevKernel_* (2.19+, RCCL),
+/// ncclKernel_* (2.9-2.18), ncclSymkDevKernel_* (symmetric kernels, 2.27+), and before 2.9 the
+/// collective first: ncclAllReduceRingLLKernel_sum_f32, ncclSendRecvKernel_copy_i8. rccl* is kept
+/// from the earlier classifier for RCCL builds that prefix their own entry points.
+bool is_nccl_kernel(std::string_view sym) {
+    if (starts_with(sym, "rccl")) {
+        return true;
+    }
+    if (!starts_with(sym, "nccl") || sym.size() < 5 || std::isupper(static_cast<unsigned char>(sym[4])) == 0) {
+        return false;
+    }
+    return contains(unqualified(sym), "Kernel");
+}
+
+/// DeepEP keeps its transfer kernels in intranode/internode/internode_ll (v1 directly under
+/// deep_ep::, v2 under deep_ep::legacy::; DeepSeek's own build spells it dpsk::ep::) and the v2
+/// elastic kernels (dispatch_impl, combine_impl, barrier_impl, pp_send_impl...) in
+/// deep_ep::elastic::. The layout namespace (get_dispatch_layout) only counts tokens on the local
+/// GPU and is compute.
+bool is_deepep_transfer(std::string_view sym) {
+    if (!contains(sym, "deep_ep::") && !contains(sym, "dpsk::ep::")) {
+        return false;
+    }
+    static constexpr std::array<std::string_view, 4> k_namespaces = {"::intranode::", "::internode::", "::internode_ll::",
+                                                                     "deep_ep::elastic::"};
+    for (const auto part : k_namespaces) {
+        if (contains(sym, part)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// PyTorch symmetric memory (torch/csrc/distributed/c10d/symm_mem/CUDASymmetricMemoryOps.cu)
+/// defines its kernels in an anonymous namespace, so the trace shows only the function name:
+/// matched exactly, not as a substring, so that an unrelated "..._reduce_kernel" stays compute.
+/// two_shot_all_reduce_kernel also serves symm_mem's reduce_scatter_out.
+bool is_symmetric_memory(std::string_view sym) {
+    if (contains(sym, "c10d::symmetric_memory::")) {
+        return true;
+    }
+    static constexpr std::array<std::string_view, 6> k_kernels = {
+        "multimem_all_reduce_kernel", "multimem_one_shot_all_reduce_kernel", "multimem_all_gather_kernel",
+        "one_shot_all_reduce_kernel", "two_shot_all_reduce_kernel",          "two_shot_all_reduce_kernel_inplace"};
+    const std::string_view own = unqualified(sym);
+    for (const auto kernel : k_kernels) {
+        if (own == kernel) {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace
 
 const char* family_label(CommFamily family) {
@@ -37,34 +122,34 @@ const char* family_label(CommFamily family) {
 }
 
 CommFamily classify_kernel(std::string_view name) {
+    // Where each name comes from, with the commit read: docs/kernel-families.md.
     const std::string_view sym = symbol(name);
-    if (starts_with(sym, "ncclDevKernel") || starts_with(sym, "ncclKernel") || starts_with(sym, "rccl")) {
+    if (is_nccl_kernel(sym)) {
         return CommFamily::nccl;
     }
-    if (starts_with(sym, "mscclKernel") || contains(sym, "mscclpp")) {
-        return CommFamily::msccl;
-    }
-    // DeepEP keeps its transfer kernels in these namespaces; deep_ep::layout (get_dispatch_layout)
-    // only counts tokens on the local GPU and is compute.
-    static constexpr std::array<std::string_view, 6> k_deepep = {
-        "deep_ep::intranode::", "deep_ep::internode::", "deep_ep::internode_ll::",
-        "dpsk::ep::intranode::", "dpsk::ep::internode::", "dpsk::ep::internode_ll::"};
-    for (const auto namespace_prefix : k_deepep) {
-        if (contains(sym, namespace_prefix)) {
-            return CommFamily::deepep;
-        }
-    }
-    if (contains(sym, "nvshmem")) {
-        return CommFamily::nvshmem;
-    }
-    static constexpr std::array<std::string_view, 5> k_custom = {
-        "cross_device_reduce", "oneShotAllReduce", "twoShotAllReduce", "allreduce_fusion_kernel", "quickreduce::allreduce"};
+    // vllm:: and sglang::cross_device_reduce_{1,2}stage, TensorRT-LLM's (and SGLang's trt_llm::)
+    // one/twoShotAllReduceKernel, FlashInfer's allreduce_fusion_kernel_*, quickreduce (ROCm), and
+    // SGLang's MSCCL++-based sglang::allreduce_1shotLL_{1,2}node, whose parameters name mscclpp::
+    // handles: checked before MSCCL++ so that the family does not depend on whether the trace
+    // kept the parameter list.
+    static constexpr std::array<std::string_view, 6> k_custom = {
+        "cross_device_reduce", "oneShotAllReduce",        "twoShotAllReduce",
+        "allreduce_fusion_kernel", "quickreduce::allreduce", "sglang::allreduce_"};
     for (const auto part : k_custom) {
         if (contains(sym, part)) {
             return CommFamily::custom_allreduce;
         }
     }
-    if (contains(sym, "c10d::symmetric_memory::")) {
+    if (starts_with(sym, "mscclKernel") || contains(sym, "mscclpp")) {
+        return CommFamily::msccl;
+    }
+    if (is_deepep_transfer(sym)) {
+        return CommFamily::deepep;
+    }
+    if (contains(sym, "nvshmem")) {
+        return CommFamily::nvshmem;
+    }
+    if (is_symmetric_memory(sym)) {
         return CommFamily::symmetric_memory;
     }
     return CommFamily::none;

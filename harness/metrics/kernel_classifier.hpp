@@ -10,12 +10,12 @@ namespace harness::metrics {
 
 enum class CommFamily : unsigned char {
     none,              ///< not communication
-    nccl,              ///< NCCL and RCCL: ncclDevKernel_*, ncclKernel_*, rccl*
+    nccl,              ///< NCCL and RCCL: ncclDevKernel_*, ncclKernel_*, ncclSymkDevKernel_*, nccl<Coll>Kernel_* (<2.9), rccl*
     msccl,             ///< MSCCL (mscclKernel_*) and MSCCL++ (mscclpp)
-    deepep,            ///< DeepEP dispatch/combine/notify kernels (deep_ep:: or dpsk::ep::)
+    deepep,            ///< DeepEP intranode/internode/internode_ll (v1, v2 legacy::) and elastic:: kernels
     nvshmem,           ///< NVSHMEM device kernels
-    custom_allreduce,  ///< vLLM/SGLang/TensorRT-LLM custom all-reduce (cross_device_reduce, one/two-shot)
-    symmetric_memory,  ///< PyTorch symmetric-memory collectives (c10d::symmetric_memory::)
+    custom_allreduce,  ///< vLLM/SGLang/TensorRT-LLM/FlashInfer custom all-reduce (cross_device_reduce, one/twoShot...)
+    symmetric_memory,  ///< PyTorch symmetric memory: multimem_*/one_shot_/two_shot_all_reduce_kernel in any namespace
     host,              ///< host-side collectives: gloo:*, c10d::*, record_param_comms, nccl:*
     xla,               ///< XLA collectives (all-reduce, all-gather, ..., and their -start/-done)
 };
@@ -23,7 +23,8 @@ enum class CommFamily : unsigned char {
 /// A short label for reports: "NCCL", "DeepEP", "gloo/c10d (host)"...
 const char* family_label(CommFamily family);
 
-/// A GPU kernel (Kineto cat "kernel"), by its demangled name.
+/// A GPU kernel (Kineto cat "kernel"), by its demangled name (a leading "void " is ignored).
+/// The families, their real names and sources: docs/kernel-families.md.
 CommFamily classify_kernel(std::string_view name);
 
 enum class HostRole : unsigned char {
