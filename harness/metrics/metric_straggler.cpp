@@ -1,44 +1,154 @@
 // straggler (ratio): (max − min) ÷ max of the ranks' total communication time. The default mode
-// takes the union of each rank's communication spans; the reference sums the durations of the
-// kernels total_communication_time's pattern matches.
+// takes the union of each rank's communication spans. The reference is CCL-Bench's
+// tools/straggler (straggler_metrics.py, _common.py) bug for bug: only files named
+// rank*_trace.json, only kernels named ncclDevKernel_*, durations summed per (file, pid) group,
+// and 0.0 (not "does not apply") when there are fewer than two groups.
 #include "metrics/intervals.hpp"
 #include "metrics/metric_functions.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <utility>
 
 namespace harness::metrics {
 
-MetricValue metric_straggler(const MetricInputs& in) {
+namespace {
+
+constexpr std::string_view k_tool_prefix = "nccldevkernel_";
+
+/// _common.py:8 globs rank*_trace.json in the directory; fnmatch is case-sensitive on POSIX, so
+/// Rank0_trace.json, rank0_trace.json.gz and the canonical kineto_trace_0.json are never read.
+bool tool_globs(const fs::path &file) {
+    const std::string name = file.filename().string();
+    return name.size() >= std::string_view("rank_trace.json").size() && starts_with(name, "rank") &&
+           ends_with(name, "_trace.json");
+}
+
+/// _common.py:33-35: the lowercased name starts with "nccldevkernel_".
+bool tool_counts(const std::string &name) {
+    return name.size() >= k_tool_prefix.size() &&
+           to_lower(std::string_view(name).substr(0, k_tool_prefix.size())) == k_tool_prefix;
+}
+
+std::string file_list(const std::vector<RankView> &ranks) {
+    std::vector<std::string> names;
+    for (const RankView &view : ranks) {
+        names.push_back(view.trace().file.filename().string());
+    }
+    constexpr std::size_t k_shown = 3;
+    std::string out;
+    for (std::size_t k = 0; k < names.size() && k < k_shown; ++k) {
+        out += (k == 0 ? "" : ", ") + names[k];
+    }
+    return names.size() > k_shown ? out + fmt::format(", ... ({} files)", names.size()) : out;
+}
+
+MetricValue reference_straggler(const MetricInputs &in) {
+    MetricValue out = start_value(in, "straggler", "ratio");
+    // Groups are keyed (file, pid): the span's thread id carries the pid where the reader keeps
+    // it, else every kernel of a file shares id 0 and the file is one group.
+    std::map<std::pair<std::size_t, NameId>, double> groups;
+    std::size_t globbed = 0;
+    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
+        // Every file the glob matches, not the sample of 16 the other tools draw: the straggler
+        // tool does not sample.
+        const RankView &view = in.ranks[r];
+        if (!tool_globs(view.trace().file)) {
+            continue;
+        }
+        ++globbed;
+        if (!view.reference_reads_events()) {
+            continue;
+        }
+        const NameTable &names = view.trace().names;
+        std::vector<signed char> counts(names.size(), -1); // per name id: -1 unknown, else 0/1
+        double file_total = 0;
+        bool any = false;
+        for (const Span &span : view.trace().kernels) {
+            if (counts[span.name] < 0) {
+                counts[span.name] = tool_counts(names.text(span.name)) ? 1 : 0;
+            }
+            if (counts[span.name] == 0) {
+                continue;
+            }
+            // Summed in file order, left to right, as Python's sum() over the list does.
+            groups[{r, span.thread}] += span.dur;
+            file_total += span.dur;
+            any = true;
+        }
+        if (any) {
+            out.per_rank[r] = file_total / 1e6;
+        }
+    }
+    out.basis = "ncclDevKernel_* kernels of rank*_trace.json";
+    out.notes.push_back(
+        "as tools/straggler/straggler_metrics.py computes it: ncclDevKernel_* durations summed per (rank*_trace.json "
+        "file, pid), (max - min) / max; per_rank: each file's ncclDevKernel_* time in seconds");
+    if (globbed == 0) {
+        // main.py prints the metric_cal value even when no file was found: 0.0, not an error.
+        out.value = 0.0;
+        out.notes.push_back(fmt::format(
+            "the tool globs rank*_trace.json only (tools/straggler/_common.py:8) and none of the files here "
+            "({}) is named so: it finds no trace and prints 0.0",
+            file_list(in.ranks)));
+        return out;
+    }
+    if (groups.size() < 2) {
+        out.value = 0.0;
+        out.notes.push_back(
+            fmt::format("the tool returns 0.0 with fewer than two (file, pid) groups of ncclDevKernel_* kernels "
+                        "(straggler_metrics.py:12-13); here {}",
+                        groups.empty() ? std::string("none") : std::string("one")));
+        return out;
+    }
+    double low = groups.begin()->second;
+    double high = low;
+    for (const auto &[key, total] : groups) {
+        low = std::min(low, total);
+        high = std::max(high, total);
+    }
+    if (high <= 0) {
+        out.value = 0.0;
+        out.notes.push_back(
+            "the tool returns 0.0 when no group has positive ncclDevKernel_* time (straggler_metrics.py:23-24)");
+        return out;
+    }
+    if (low == 0) {
+        out.why = "the CCL-Bench tool fails here: a (file, pid) group's ncclDevKernel_* time is 0, and max / min for "
+                  "the slowdown "
+                  "raises ZeroDivisionError (straggler_metrics.py:26) before the value is printed";
+        return out;
+    }
+    out.value = (high - low) / high;
+    return out;
+}
+
+} // namespace
+
+MetricValue metric_straggler(const MetricInputs &in) {
+    if (in.reference()) {
+        return reference_straggler(in);
+    }
     MetricValue out = start_value(in, "straggler", "ratio");
     std::vector<double> times;
     for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        const RankView& view = in.ranks[r];
-        if (!in.counted[r] || (in.reference() && !view.reference_reads_events()) || view.basis() == Basis::none) {
+        const RankView &view = in.ranks[r];
+        if (!in.counted[r] || view.basis() == Basis::none) {
             continue;
         }
-        if (in.reference() && view.basis() != Basis::gpu_kernels) {
-            continue;
-        }
-        double total = 0;
-        if (in.reference()) {
-            for (const ActivitySpan& span : view.reference_activity(ReferencePattern::total_time)) {
-                total += span.comm ? span.dur : 0;
+        std::vector<Interval> comm;
+        for (const ActivitySpan &span : view.standard_activity()) {
+            if (span.comm) {
+                comm.push_back(Interval{span.ts, span.ts + span.dur});
             }
-        } else {
-            std::vector<Interval> comm;
-            for (const ActivitySpan& span : view.standard_activity()) {
-                if (span.comm) {
-                    comm.push_back(Interval{span.ts, span.ts + span.dur});
-                }
-            }
-            total = total_length(merge_intervals(std::move(comm)));
         }
-        times.push_back(total / 1e6);
+        times.push_back(total_length(merge_intervals(std::move(comm))) / 1e6);
         out.per_rank[r] = times.back();
     }
     if (times.size() < 2) {
-        out.why = times.empty() ? (in.reference() ? "no GPU kernel events" : "no kernels or operators to measure")
-                                : "one rank: a straggler needs at least two";
+        out.why = times.empty() ? "no kernels or operators to measure" : "one rank: a straggler needs at least two";
         return out;
     }
     const auto [low, high] = std::minmax_element(times.begin(), times.end());

@@ -34,7 +34,7 @@ const std::vector<MetricDefinition>& definitions() {
         {"communication_fraction", "communication kernel time over all kernel time, mean of the inner steps (%)", metric_communication_fraction, ReferencePattern::fraction},
         {"total_communication_time", "merged communication kernel time per inner step (s)", metric_total_communication_time, ReferencePattern::total_time},
         {"collective_volume", "bytes moved by collectives (message elements x dtype size), by collective (bytes)", metric_collective_volume, std::nullopt},
-        {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", metric_straggler, ReferencePattern::total_time},
+        {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", metric_straggler, std::nullopt},
         {"mfu", "model FLOP utilization: FLOP/token x tokens/s over the accelerators' peak (%)", metric_mfu, std::nullopt},
     };
     return k_definitions;
@@ -87,7 +87,8 @@ std::vector<LoadedRank> read_ranks(const std::vector<TraceInput>& traces, unsign
                 if (input.standard) {
                     loaded[k].error = std::current_exception();
                 } else {
-                    // Other .json files beside the traces: the tools read them as no events.
+                    // Other .json files beside the traces: what each tool makes of them is
+                    // worded by not_a_trace_note.
                     RankTrace empty;
                     empty.file = input.file;
                     loaded[k].view.emplace(-1, std::move(empty));
@@ -168,6 +169,27 @@ void explain(Disagreement& out, const std::vector<RankView>& ranks, const std::v
     out.kernels = std::move(kernels);
 }
 
+bool kineto_named_json(const fs::path& file) {
+    const std::string name = file.filename().string();
+    return starts_with(name, "kineto_trace_") && ends_with(name, ".json");
+}
+
+/// What the CCL-Bench tools make of a .json file beside the traces that is not a trace: it
+/// depends on the tool's glob, and on whether kineto_trace_*.json files are there.
+std::string not_a_trace_note(const fs::path& file, bool kineto_present, const std::string& why) {
+    const std::string name = file.filename().string();
+    const char* others = "straggler reads rank*_trace.json only (tools/straggler/_common.py:8) and collective_data_volume one "
+                         "rank0_trace.json, rank*_trace.json or kineto_trace_*.json (collective_data_volume.py:193)";
+    if (kineto_present) {
+        return fmt::format("{}: not a trace ({}); the CCL-Bench tools ignore it: select_json_files keeps only kineto_trace_*.json "
+                           "when there are any (tools/json_sampling.py:38-40), {}",
+                           name, why, others);
+    }
+    return fmt::format("{}: not a trace ({}); avg_step_time, compute_comm_overlap, communication_fraction, total_communication_time "
+                       "and mfu list every .json (tools/json_sampling.py:31-35) and read it as no events; {}",
+                       name, why, others);
+}
+
 RankSummary summarize(const RankView& view, const TraceInput& input, const std::string& not_a_trace) {
     const RankTrace& trace = view.trace();
     RankSummary out;
@@ -235,14 +257,30 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
         order[k] = k;
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return loaded[a].view->rank() < loaded[b].view->rank(); });
+    const bool kineto_present = std::any_of(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return kineto_named_json(t.file); });
+    // A directory whose traces are all .json.gz: the tools list names ending in .json only, so
+    // they find nothing, and "no ProfilerStep" would send the reader looking in the wrong place.
+    std::size_t gzip_traces = 0;
+    bool reference_reads_a_trace = false;
+    for (std::size_t k = 0; k < loaded.size(); ++k) {
+        gzip_traces += input.traces[k].standard && ends_with(input.traces[k].file.filename().string(), ".json.gz") ? 1U : 0U;
+        reference_reads_a_trace = reference_reads_a_trace || (input.traces[k].reference && loaded[k].not_a_trace.empty());
+    }
+    const bool only_gzip = gzip_traces > 0 && !reference_reads_a_trace;
+    if (only_gzip) {
+        report.notes.push_back(fmt::format("--reference: the CCL-Bench tools read plain .json files only (tools/json_sampling.py:34 lists "
+                                           "names ending in .json; straggler/_common.py:8 globs rank*_trace.json; "
+                                           "collective_data_volume.py:193 rank*_trace.json or kineto_trace_*.json); the {} trace file{} "
+                                           "here {} .json.gz, so the tools find no trace: gunzip them to compare",
+                                           gzip_traces, gzip_traces == 1 ? "" : "s", gzip_traces == 1 ? "is" : "are"));
+    }
     std::vector<RankView> views;
     std::vector<bool> standard_counted;
     std::vector<bool> reference_counted;
     for (const std::size_t k : order) {
         report.ranks.push_back(summarize(*loaded[k].view, input.traces[k], loaded[k].not_a_trace));
         if (!loaded[k].not_a_trace.empty()) {
-            report.notes.push_back(fmt::format("{}: read as no events by --reference, as the CCL-Bench tools do ({})",
-                                               input.traces[k].file.filename().string(), loaded[k].not_a_trace));
+            report.notes.push_back(not_a_trace_note(input.traces[k].file, kineto_present, loaded[k].not_a_trace));
         }
         views.push_back(std::move(*loaded[k].view));
         standard_counted.push_back(input.traces[k].standard);
@@ -254,6 +292,10 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
     for (const MetricDefinition* definition : wanted) {
         MetricValue standard_value = definition->compute(standard);
         MetricValue reference_value = definition->compute(reference);
+        if (only_gzip && !reference_value.value) {
+            reference_value.why = "no plain .json trace: the CCL-Bench tools read *.json only (tools/json_sampling.py:34) and the traces here "
+                                  "are .json.gz";
+        }
         if (card && !card->error.empty() && std::string(definition->name) == "mfu") {
             standard_value.why = reference_value.why = card->error;
         }

@@ -191,6 +191,12 @@ std::string metrics_table(const MetricsReport& report) {
             if (d.more_kernels > 0) {
                 out += fmt::format("    ... and {} more kernel name(s) (see --json)\n", d.more_kernels);
             }
+            // No kernel to blame (the tool reads other files or other kernels): its notes say why.
+            if (d.kernels.empty() && !report.reference) {
+                for (const auto& note : d.reference.notes) {
+                    out += fmt::format("    reference: {}\n", note);
+                }
+            }
         }
     }
     for (const auto& note : report.notes) {

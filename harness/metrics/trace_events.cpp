@@ -515,7 +515,9 @@ private:
             return;
         }
         if (m_event.cat.present && cat == "kernel") {
-            m_trace.kernels.push_back(Span{m_event.ts.value, m_event.dur.value, m_trace.names.intern(name), 0});
+            // The pid: the CCL-Bench straggler tool groups kernels by (file, pid).
+            m_trace.kernels.push_back(
+                Span{m_event.ts.value, m_event.dur.value, m_trace.names.intern(name), m_trace.names.intern(m_event.pid.text)});
             add_collective_args(true, m_trace.kernels.size() - 1);
             return;
         }

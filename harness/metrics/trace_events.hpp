@@ -19,7 +19,7 @@ struct Span {
     double ts = 0;
     double dur = 0;
     NameId name = 0;
-    NameId thread = 0;  ///< interned "pid/tid" (for uncategorized XLA events: the pid alone)
+    NameId thread = 0;  ///< interned "pid/tid" of XLA ops (uncategorized XLA events: the pid alone); a kernel's pid; 0 for host ops
 };
 
 enum class StepKind : std::uint8_t {

@@ -108,7 +108,7 @@ TEST_CASE("two GPU ranks in reference mode reproduce the tools' per-metric patte
     check_value(report, "compute_comm_overlap", (40.0 / 140.0 * 100 + 100.0 / 7.0) / 2);
     check_value(report, "communication_fraction", ((50.0 + 200.0 / 9.0) / 2 + (300.0 / 11.0 + 100.0) / 2) / 2);
     check_value(report, "total_communication_time", 37.5e-6);
-    check_value(report, "straggler", 0.1);
+    check_value(report, "straggler", 0);  // the tool globs rank*_trace.json: it never sees kineto_trace_N.json
     check_value(report, "collective_volume", 5400);  // Float8 is not in the tool's dtype table
     check_value(report, "mfu", 0.0903);              // rounded to 4 decimals, as mfu.py does
 }
