@@ -11,13 +11,17 @@
 
 namespace harness::metrics {
 
-/// What mfu needs from the card, as written (absent fields stay empty).
+/// What mfu needs from the card, as written (absent fields stay empty), and the vLLM latency
+/// record beside it.
 struct CardFacts {
     fs::path file;
-    std::string phase;
-    bool has_model_arch = false;
+    std::string phase;  ///< lowercased
+    /// Where the architecture fields were read: "model_arch", or "model" when model_arch is
+    /// absent or empty (mfu.py:157 falls back to workload.model), "" when neither is a map.
+    std::string arch_at;
     std::optional<double> num_params;
-    std::optional<double> num_params_active;  ///< num_params_active, or num_active_params
+    std::optional<double> num_params_active;  ///< the spelling mfu.py reads
+    std::optional<double> num_active_params;  ///< another spelling, taken by the default mode only
     std::optional<double> num_params_embedding;
     std::optional<double> num_layers;
     std::optional<double> head_dim;
@@ -26,10 +30,16 @@ struct CardFacts {
     std::optional<double> seq_len;
     std::optional<double> total_count;
     std::string xpu_model;
+    /// metric_source.traces holds "json" / "json_tpu" (mfu.py:264-268 computes nothing else).
+    bool traces_json = false;
+    bool traces_json_tpu = false;
+    std::optional<fs::path> latency_file;  ///< a vLLM *.latency.json under the card's directory
+    std::optional<double> latency_s;       ///< its avg_latency: mfu.py's step time (mfu.py:192)
     std::string error;  ///< why the card could not be read
 };
 
-/// Reads the card's fields for mfu. A card that is not valid YAML gives facts with `error` set.
+/// Reads the card's fields for mfu, and the vLLM latency record under the card's directory (the
+/// directory mfu.py is given). A card that is not valid YAML gives facts with `error` set.
 CardFacts load_card_facts(const fs::path& file);
 
 struct MetricInputs {

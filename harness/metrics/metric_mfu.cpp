@@ -1,11 +1,17 @@
 // mfu (percent): FLOP/token × tokens/s ÷ (total_count × peak FLOP/s), with
-//   training:  FLOP/token = 6(N_active − N_emb) + 12·L·H·Q·S
-//   inference: FLOP/token = 2(N − N_emb) + 4·L·H·Q·S
-// tokens/s = batch_size × seq_len ÷ avg_step_time; peaks A100 312, H100 989, TPU v6e 918 TFLOP/s.
+//   training:  FLOP/token = 6(N_eff − N_emb) + 12·L·H·Q·S
+//   inference: FLOP/token = 2(N_eff − N_emb) + 4·L·H·Q·S
+// N_eff = num_params_active, else num_params, in both phases (tools/mfu/mfu.py:229);
+// tokens/s = batch_size × seq_len ÷ step time, the step time being a vLLM latency record's
+// avg_latency when one lies beside the card, else the inner ProfilerStep#N mean;
+// peaks A100 312, H100 989, TPU v6e 918 TFLOP/s.
 #include "metrics/metric_functions.hpp"
+
+#include "util/strings.hpp"
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <map>
 
@@ -35,6 +41,46 @@ std::string missing_list(const std::vector<std::pair<const char*, bool>>& fields
     return out;
 }
 
+/// `value or 1`: Python's `or` takes a zero (or an absent field) as false.
+double or_one(const std::optional<double>& value) { return value && *value != 0 ? *value : 1; }
+
+/// Python's round(value, 4): correctly rounded on the exact binary value, as printf's %.4f is.
+double python_round4(double value) { return std::strtod(fmt::format("{:.4f}", value).c_str(), nullptr); }
+
+/// mfu.py:194-226: the mean over rank files of each file's inner ProfilerStep#N mean, reading
+/// only the .json files select_json_files keeps whose names start with "rank" or "kineto".
+std::optional<double> tool_step_time_s(const MetricInputs& in, std::string& why) {
+    std::vector<double> rank_means;
+    bool any_file = false;
+    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
+        const RankView& view = in.ranks[r];
+        const std::string name = view.trace().file.filename().string();
+        if (!in.counted[r] || !(starts_with(name, "rank") || starts_with(name, "kineto"))) {
+            continue;
+        }
+        any_file = true;
+        if (!view.reference_reads_events()) {
+            continue;
+        }
+        std::vector<double> durations;
+        for (const StepMarker& step : profiler_steps(view.trace()).inner()) {
+            durations.push_back(step.dur);
+        }
+        if (!durations.empty()) {
+            rank_means.push_back(mean(durations));
+        }
+    }
+    if (!any_file) {
+        why = "mfu.py reads only .json rank traces whose names start with \"rank\" or \"kineto\" (mfu.py:196-199), and none is here";
+        return std::nullopt;
+    }
+    if (rank_means.empty()) {
+        why = "no ProfilerStep#N step markers in the rank traces mfu.py reads (it reads no other step marker, mfu.py:207-223)";
+        return std::nullopt;
+    }
+    return mean(rank_means) / 1e6;
+}
+
 } // namespace
 
 MetricValue metric_mfu(const MetricInputs& in) {
@@ -45,65 +91,123 @@ MetricValue metric_mfu(const MetricInputs& in) {
         return out;
     }
     out.basis = "card " + card->file.filename().string();
-    if (!card->has_model_arch) {
-        out.why = fmt::format("{}: workload.model.model_arch is missing", card->file.string());
+    const bool reference = in.reference();
+    if (reference && card->traces_json_tpu) {
+        out.why = "metric_source.traces names json_tpu: mfu.py then reads active_tflops from the XLA profile "
+                  "(mfu.py:71-105, 264-265), which --reference does not reproduce";
         return out;
     }
-    const bool reference = in.reference();
+    if (reference && !card->traces_json) {
+        out.why = "metric_source.traces does not name json: mfu.py computes no mfu for such a card (mfu.py:267-271)";
+        return out;
+    }
+    if (card->arch_at.empty()) {
+        out.why = fmt::format("{}: workload.model.model_arch is missing (or not a mapping) and workload.model is no mapping to "
+                              "fall back to",
+                              card->file.string());
+        return out;
+    }
     // The tool defaults what the card leaves out (batch 1, seq_len 1, one device); the default
     // mode says what is missing instead.
+    const std::string arch = card->arch_at + ".";
+    const std::string n_field = arch + "num_params";
+    const std::string l_field = arch + "num_layers";
+    const std::string h_field = arch + "head_dim";
+    const std::string q_field = arch + "num_heads";
     const std::string missing = missing_list({
-        {"model_arch.num_params", card->num_params.has_value()},
-        {"model_arch.num_layers", card->num_layers.has_value()},
-        {"model_arch.head_dim", card->head_dim.has_value()},
-        {"model_arch.num_heads", card->num_heads.has_value()},
+        {n_field.c_str(), card->num_params.has_value()},
+        {l_field.c_str(), card->num_layers.has_value()},
+        {h_field.c_str(), card->head_dim.has_value()},
+        {q_field.c_str(), card->num_heads.has_value()},
         {"data.batch_size", reference || card->batch_size.has_value()},
         {"data.seq_len", reference || card->seq_len.has_value()},
         {"xpu_spec.total_count (> 0)", reference || card->total_count.value_or(0) > 0},
     });
     if (!missing.empty()) {
-        out.why = fmt::format("{}: the card lacks {}", card->file.string(), missing);
+        out.why = fmt::format("{}: {}the card lacks {}", card->file.string(),
+                              card->arch_at == "model" ? "workload.model.model_arch is missing, read workload.model instead; " : "",
+                              missing);
         return out;
+    }
+    if (card->arch_at == "model") {
+        out.notes.push_back("no workload.model.model_arch: the architecture is read from workload.model, as mfu.py:157 does");
     }
     const auto peak = peak_tflops(card->xpu_model);
     if (!peak) {
         out.why = fmt::format("no peak FLOP/s known for xpu_spec.model \"{}\" (known: nvidia_a100, nvidia_h100, tpu_v6e)", card->xpu_model);
         return out;
     }
-    const bool inference = card->phase == "inference" || card->phase == "serving";
+    // mfu.py:236 takes only the exact word "inference"; "serving" gets the training formula there.
+    const bool serving = card->phase == "serving";
+    const bool inference = card->phase == "inference" || (!reference && serving);
     if (!reference && !inference && card->phase != "training") {
-        out.why = fmt::format("workload.model.phase is \"{}\": expected training or inference", card->phase);
+        out.why = fmt::format("workload.model.phase is \"{}\": expected training, inference or serving", card->phase);
         return out;
     }
-    MetricValue step = metric_avg_step_time(in);
-    if (reference && step.basis != "steps: ProfilerStep#N") {
-        step.value.reset();  // mfu.py reads ProfilerStep#N only
+    if (serving) {
+        out.notes.push_back(reference ? "phase \"serving\": mfu.py applies the training formula to every phase but \"inference\""
+                                      : "phase \"serving\" counted as inference (mfu.py --reference applies the training formula)");
     }
-    if (!step.value || *step.value <= 0) {
-        out.why = "no step time: " + (step.why.empty() ? std::string("mfu.py reads ProfilerStep#N step markers only") : step.why);
+    std::optional<double> step_s;
+    std::string step_label;
+    if (card->latency_s) {
+        // mfu.py:192 prefers the benchmark's batch latency to any trace marker; the default mode
+        // does too: batch × seq_len tokens are the whole batch, not one execute_context step.
+        step_s = card->latency_s;
+        step_label = fmt::format("avg_latency of {}", card->latency_file->filename().string());
+    } else if (reference) {
+        std::string why;
+        step_s = tool_step_time_s(in, why);
+        if (!step_s) {
+            out.why = "no step time: " + why;
+            return out;
+        }
+        step_label = "inner ProfilerStep#N";
+    } else {
+        const MetricValue step = metric_avg_step_time(in);
+        if (!step.value) {
+            out.why = "no step time: " + step.why;
+            return out;
+        }
+        step_s = step.value;
+        step_label = step.basis;
+    }
+    if (!(*step_s > 0)) {
+        out.why = fmt::format("no step time: {} is {} s, not positive", step_label, *step_s);
         return out;
     }
     const double n_total = *card->num_params;
-    // The default mode charges MoE models their active parameters in both phases.
-    const double n_active = card->num_params_active.value_or(n_total);
+    // `N_active or N` (mfu.py:229), in both phases: an MoE model is charged its active
+    // parameters. The default mode also reads the num_active_params spelling, which mfu.py ignores.
+    double n_eff = n_total;
+    if (card->num_params_active && *card->num_params_active != 0) {
+        n_eff = *card->num_params_active;
+    } else if (!reference && card->num_active_params && *card->num_active_params != 0) {
+        n_eff = *card->num_active_params;
+        out.notes.push_back("num_active_params read as num_params_active (mfu.py reads only num_params_active)");
+    }
     const double n_emb = card->num_params_embedding.value_or(0);
     const double layers = *card->num_layers;
     const double head_dim = *card->head_dim;
     const double heads = *card->num_heads;
-    const double batch = card->batch_size.value_or(1);
-    const double seq = card->seq_len.value_or(1);
-    const double devices = card->total_count.value_or(0) > 0 ? *card->total_count : 1;
+    const double batch = reference ? or_one(card->batch_size) : card->batch_size.value_or(1);
+    const double seq = reference ? or_one(card->seq_len) : card->seq_len.value_or(1);
+    const double devices = reference ? or_one(card->total_count) : *card->total_count;
+    const double peak_total = *peak * 1e12 * devices;
+    if (!(peak_total > 0)) {
+        out.why = fmt::format("xpu_spec.total_count is {}: no positive peak FLOP/s (mfu.py:247-248)", devices);
+        return out;
+    }
     const double attention = layers * head_dim * heads * seq;
-    const double flop_per_token = inference ? 2 * ((reference ? n_total : n_active) - n_emb) + 4 * attention
-                                            : 6 * (n_active - n_emb) + 12 * attention;
-    const double tokens_per_s = batch * seq / *step.value;
-    double value = flop_per_token * tokens_per_s / (*peak * 1e12 * devices) * 100.0;
+    const double flop_per_token = inference ? 2 * (n_eff - n_emb) + 4 * attention : 6 * (n_eff - n_emb) + 12 * attention;
+    const double tokens_per_s = batch * seq / *step_s;
+    double value = flop_per_token * tokens_per_s / peak_total * 100.0;
     if (reference) {
-        value = std::round(value * 1e4) / 1e4;  // mfu.py rounds to 4 decimals
+        value = python_round4(value);  // mfu.py:250
     }
     out.value = value;
-    out.notes.push_back(fmt::format("{} FLOP/token, {:.6g} tokens/s, step {:.6g} s, peak {} TFLOP/s × {}", flop_per_token,
-                                    tokens_per_s, *step.value, *peak, devices));
+    out.notes.push_back(fmt::format("{} FLOP/token, {:.6g} tokens/s, step {:.6g} s ({}), peak {} TFLOP/s × {}", flop_per_token,
+                                    tokens_per_s, *step_s, step_label, *peak, devices));
     return out;
 }
 

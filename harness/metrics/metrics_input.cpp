@@ -3,9 +3,12 @@
 #include "metrics/reference_sampling.hpp"
 #include "trace_names.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <fmt/format.h>
 
 namespace harness::metrics {
@@ -94,6 +97,14 @@ std::optional<fs::path> only_yaml(const fs::path& dir, std::vector<std::string>&
 }
 
 void apply_reference_sample(MetricsInput& input) {
+    // The tools prefer kineto_trace_*.json over any other .json beside them (torch_et_*.json
+    // execution traces), before they sample (tools/json_sampling.py:36-40 @1d257f07b35b).
+    const auto kineto = [](const TraceInput& t) { return starts_with(t.file.filename().string(), "kineto_trace_"); };
+    if (std::any_of(input.traces.begin(), input.traces.end(), [&](const TraceInput& t) { return t.reference && kineto(t); })) {
+        for (auto& trace : input.traces) {
+            trace.reference = trace.reference && kineto(trace);
+        }
+    }
     std::vector<std::size_t> json;
     for (std::size_t k = 0; k < input.traces.size(); ++k) {
         if (input.traces[k].reference) {
@@ -115,7 +126,78 @@ void apply_reference_sample(MetricsInput& input) {
                                       kept.size(), json.size()));
 }
 
+/// float(value) as Python takes it, for the JSON values mfu.py's avg_latency may be.
+std::optional<double> python_float(const Json& value) {
+    if (value.is_bool()) {
+        return value.as_bool() ? 1.0 : 0.0;
+    }
+    if (value.is_number()) {
+        return value.as_double();
+    }
+    if (!value.is_string()) {
+        return std::nullopt;  // a list or an object: float() raises TypeError, the file is skipped
+    }
+    // float("1.5 ") strips whitespace and reads nan/inf; it never reads C's hexadecimal floats.
+    const std::string text = trim(value.as_string());
+    if (text.empty() || text.find_first_of("xX") != std::string::npos) {
+        return std::nullopt;
+    }
+    char* end = nullptr;
+    const double parsed = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size()) {
+        return std::nullopt;
+    }
+    return parsed;
+}
+
+/// avg_latency of one candidate file, or nothing where mfu.py's loop goes on to the next one.
+std::optional<double> avg_latency(const fs::path& file) {
+    constexpr std::uintmax_t k_max_bytes = std::uintmax_t{16} << 20;  // a latency record is a few KiB
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) > k_max_bytes || ec) {
+        return std::nullopt;
+    }
+    try {
+        const Json data = Json::parse(read_file(file));
+        const Json* latency = data.is_object() ? data.find("avg_latency") : nullptr;
+        if (latency == nullptr || latency->is_null()) {
+            return std::nullopt;
+        }
+        return python_float(*latency);
+    } catch (const std::exception&) {
+        return std::nullopt;  // unreadable or not JSON: mfu.py catches OSError and JSONDecodeError
+    }
+}
+
 } // namespace
+
+std::optional<VllmLatency> find_vllm_latency(const fs::path& dir) {
+    // glob(dir/**/*.latency.json, recursive=True): hidden directories and files never match.
+    std::vector<std::string> candidates;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (starts_with(name, ".")) {
+            std::error_code kind_ec;  // an entry that cannot be stat'ed is skipped, not the walk
+            if (it->is_directory(kind_ec)) {
+                it.disable_recursion_pending();
+            }
+            continue;
+        }
+        if (ends_with(name, ".latency.json")) {
+            candidates.push_back(it->path().string());
+        }
+    }
+    // sorted() on path strings: byte order, not fs::path's component order.
+    std::sort(candidates.begin(), candidates.end());
+    for (const std::string& candidate : candidates) {
+        if (const auto seconds = avg_latency(candidate)) {
+            return VllmLatency{candidate, *seconds};
+        }
+    }
+    return std::nullopt;
+}
 
 MetricsInput resolve_metrics_input(const fs::path& path) {
     std::error_code ec;

@@ -25,6 +25,19 @@ struct MetricsInput {
     std::vector<std::string> notes;
 };
 
+/// A vLLM benchmark's batch latency (`vllm bench latency --output-json`), which mfu.py takes as
+/// the step time in place of the traces' ProfilerStep#N.
+struct VllmLatency {
+    fs::path file;
+    double seconds = 0;  ///< avg_latency
+};
+
+/// mfu.py's _load_vllm_latency_s (tools/mfu/mfu.py:113-125): the first `*.latency.json` under
+/// `dir` (recursively, hidden names skipped, sorted by path as glob's list is) that is a JSON
+/// object whose avg_latency is a number, a boolean or a numeric string; files that are not are
+/// skipped. Symbolic links to directories are not followed.
+std::optional<VllmLatency> find_vllm_latency(const fs::path& dir);
+
 /// Throws HarnessError (exit 2) when `path` does not exist, is a packed bundle, or holds no trace.
 MetricsInput resolve_metrics_input(const fs::path& path);
 
