@@ -158,4 +158,9 @@ assert env["HF_TOKEN"] == "[REDACTED]", env
 assert env["ODD"] == "a\rb=", env' "$bundle_card"
 
 [ -z "$(ls -A "$tmp")" ] && pass || fail "left in TMPDIR: $(ls -A "$tmp")"
+
+# A card that is a FIFO is refused before it is read (reading it would block for ever).
+mkfifo "$SCRATCH/fifo-card.yaml"
+expect_status 2 "a FIFO card" -- timeout 10 "$CCL_HARNESS" validate "$SCRATCH/fifo-card.yaml"
+expect_output "a FIFO named" "not a regular file"
 finish
