@@ -1,5 +1,6 @@
 #include "executor.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/interrupt.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
@@ -87,18 +88,8 @@ private:
     }
 
     void write_all(const std::string& text) {
-        const char* at = text.data();
-        std::size_t left = text.size();
-        while (left > 0) {
-            const ssize_t n = ::write(m_fd, at, left);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n < 0) {
-                throw HarnessError(fmt::format("{}: cannot write log: {}", m_log.string(), std::strerror(errno)));
-            }
-            at += n;
-            left -= static_cast<std::size_t>(n);
+        if (const int error_number = write_fully(m_fd, text.data(), text.size()); error_number != 0) {
+            throw HarnessError(fmt::format("{}: cannot write log: {}", m_log.string(), std::strerror(error_number)));
         }
     }
 

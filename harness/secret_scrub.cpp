@@ -1,6 +1,7 @@
 #include "secret_scrub.hpp"
 
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
 
@@ -44,18 +45,8 @@ public:
     TempFile& operator=(const TempFile&) = delete;
 
     void write(const std::string& data) {
-        const char* at = data.data();
-        std::size_t left = data.size();
-        while (left > 0) {
-            const ssize_t n = ::write(m_fd, at, left);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n < 0) {
-                fail(m_original, "write", errno);
-            }
-            at += n;
-            left -= static_cast<std::size_t>(n);
+        if (const int error_number = write_fully(m_fd, data.data(), data.size()); error_number != 0) {
+            fail(m_original, "write", error_number);
         }
     }
 

@@ -67,16 +67,8 @@ void check_entry_name(const std::string& name) {
 }
 
 void write_all(int fd, const char* data, std::size_t size, const fs::path& file) {
-    while (size > 0) {
-        const ssize_t n = ::write(fd, data, size);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            throw HarnessError(fmt::format("{}: cannot write: {}", file.string(), errno_text()));
-        }
-        data += n;
-        size -= static_cast<std::size_t>(n);
+    if (write_fully(fd, data, size) != 0) {
+        throw HarnessError(fmt::format("{}: cannot write: {}", file.string(), errno_text()));
     }
 }
 

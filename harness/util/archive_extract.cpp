@@ -3,6 +3,7 @@
 #include "util/archive_detail.hpp"
 
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/quote.hpp"
 #include "util/scratch_dir.hpp"
 
@@ -217,17 +218,9 @@ void make_directories(const fs::path& dir) {
 }
 
 void write_all_to(int fd, const char* data, std::size_t left, const fs::path& target) {
-    while (left > 0) {
-        const ssize_t w = ::write(fd, data, left);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w < 0) {
-            throw_if_out_of_space(errno, target);
-            throw HarnessError(fmt::format("{}: cannot write: {}", target.string(), errno_text()));
-        }
-        data += w;
-        left -= static_cast<std::size_t>(w);
+    if (const int error_number = write_fully(fd, data, left); error_number != 0) {
+        throw_if_out_of_space(error_number, target);
+        throw HarnessError(fmt::format("{}: cannot write: {}", target.string(), errno_text()));
     }
 }
 

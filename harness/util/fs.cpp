@@ -26,6 +26,21 @@ std::string read_file(const fs::path& path) {
     return buffer.str();
 }
 
+int write_fully(int fd, const char* data, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, data, size);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return errno;
+        }
+        data += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
 void write_file_atomic(const fs::path& path, const std::string& content, bool executable) {
     const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
     std::string temp = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
@@ -33,21 +48,10 @@ void write_file_atomic(const fs::path& path, const std::string& content, bool ex
     if (fd < 0) {
         throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
     }
-    const char* data = content.data();
-    std::size_t left = content.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, data, left);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            const int saved = errno;
-            ::close(fd);
-            ::unlink(temp.c_str());
-            throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
-        }
-        data += n;
-        left -= static_cast<std::size_t>(n);
+    if (const int saved = write_fully(fd, content.data(), content.size()); saved != 0) {
+        ::close(fd);
+        ::unlink(temp.c_str());
+        throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
     }
     const mode_t mode = executable ? 0755 : 0644;
     if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0 || ::close(fd) != 0) {

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <filesystem>
 #include <string>
 
@@ -8,6 +9,10 @@ namespace fs = std::filesystem;
 
 /// The whole file, or a HarnessError naming the path.
 std::string read_file(const fs::path& path);
+
+/// write(2) until all `size` bytes are out, retrying on EINTR. Returns 0, or the errno of the
+/// failed write (with errno left set), for the caller to name its file and clean up its way.
+int write_fully(int fd, const char* data, std::size_t size);
 
 /// Writes through a temporary file in the same directory and renames it into place, so a
 /// crash leaves either the old content or the new, never half of one.
