@@ -2,6 +2,10 @@
 
 #include "vllm_tpu.hpp"
 
+#include "../util/strings.hpp"
+
+#include <fmt/format.h>
+
 namespace harness {
 
 void set_framework_value(Plan& plan, const std::string& key, const std::string& value, const std::string& because) {
@@ -20,6 +24,28 @@ std::string torch_dtype_name(const std::string& precision) {
         return "float16";
     }
     if (precision == "fp32" || precision == "float32") {
+        return "float32";
+    }
+    return {};
+}
+
+void set_torch_dtype(Plan& plan, PlanFindings& findings, const std::string& framework) {
+    const std::string dtype = torch_dtype_name(plan.precision);
+    if (dtype.empty()) {
+        findings.problem("workload.model.precision",
+                         fmt::format("{} is not supported for {}: --dtype takes auto, float16, bfloat16 or float32",
+                                     plan.precision, framework));
+    } else {
+        set_framework_value(plan, "dtype", dtype, fmt::format("--dtype for precision '{}'", plan.precision));
+    }
+}
+
+std::string xla_dtype_name(const std::string& precision) {
+    const std::string lower = to_lower(precision);
+    if (lower.empty() || lower == "bf16" || lower == "bfloat16") {
+        return "bfloat16";
+    }
+    if (lower == "fp32" || lower == "float32") {
         return "float32";
     }
     return {};

@@ -30,6 +30,14 @@ void set_framework_value(Plan& plan, const std::string& key, const std::string& 
 /// the card names none; empty for anything else (fp8, int4...: a problem for the caller to report).
 std::string torch_dtype_name(const std::string& precision);
 
+/// vLLM's and SGLang's --dtype: fw.dtype from torch_dtype_name, or the precision reported as not
+/// supported for `framework` when torch has no name for it.
+void set_torch_dtype(Plan& plan, PlanFindings& findings, const std::string& framework);
+
+/// The card's precision as the activation dtype a JAX/XLA run on TPU takes (any case): bf16 or
+/// none -> bfloat16, fp32 -> float32; empty for anything else (a problem for the caller).
+std::string xla_dtype_name(const std::string& precision);
+
 /// Dispatches to the framework's own planning step (no-op for a framework without one).
 void plan_framework(const WorkloadCard& card, Plan& plan, PlanFindings& findings);
 

@@ -100,11 +100,11 @@ void plan_maxtext(const WorkloadCard& card, Plan& plan, PlanFindings& findings) 
 
     // dtype is the activations' type (MaxText/configs/base.yml:79); weights stay float32
     // (base.yml:121), MaxText's mixed precision: bf16 cards train that way.
-    const std::string precision = to_lower(plan.precision);
-    if (precision.empty() || precision == "bf16" || precision == "bfloat16") {
-        set_framework_value(plan, "dtype", "bfloat16", "precision bf16 -> dtype=bfloat16 (base.yml:79), weights float32 (base.yml:121)");
-    } else if (precision == "fp32" || precision == "float32") {
-        set_framework_value(plan, "dtype", "float32", "precision fp32 -> dtype=float32 (base.yml:79)");
+    const std::string dtype = xla_dtype_name(plan.precision);
+    if (dtype == "bfloat16") {
+        set_framework_value(plan, "dtype", dtype, "precision bf16 -> dtype=bfloat16 (base.yml:79), weights float32 (base.yml:121)");
+    } else if (dtype == "float32") {
+        set_framework_value(plan, "dtype", dtype, "precision fp32 -> dtype=float32 (base.yml:79)");
     } else {
         findings.problem("workload.model.precision", fmt::format("{} is not supported for maxtext: the rendered run sets "
                                                                  "dtype bfloat16 or float32 only",

@@ -52,14 +52,7 @@ void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     if (!plan.phase.empty() && plan.phase == "training") {
         findings.problem("workload.model.phase", "training is not supported for sglang (bench_one_batch runs inference)");
     }
-    const std::string dtype = torch_dtype_name(plan.precision);
-    if (dtype.empty()) {
-        findings.problem("workload.model.precision",
-                         fmt::format("{} is not supported for sglang: --dtype takes auto, float16, bfloat16 or float32",
-                                     plan.precision));
-    } else {
-        set_framework_value(plan, "dtype", dtype, fmt::format("--dtype for precision '{}'", plan.precision));
-    }
+    set_torch_dtype(plan, findings, "sglang");
 
     // bench_one_batch runs tp processes on one node (pp fixed at 1 in load_model); expert
     // parallelism lives inside the TP group: moe_ep_rank = tp_rank // (tp_size // ep_size).

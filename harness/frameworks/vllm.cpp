@@ -10,14 +10,7 @@ void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     if (!plan.phase.empty() && plan.phase == "training") {
         findings.problem("workload.model.phase", "training is not supported for vllm (vllm bench latency runs inference)");
     }
-    const std::string dtype = torch_dtype_name(plan.precision);
-    if (dtype.empty()) {
-        findings.problem("workload.model.precision",
-                         fmt::format("{} is not supported for vllm: --dtype takes auto, float16, bfloat16 or float32",
-                                     plan.precision));
-    } else {
-        set_framework_value(plan, "dtype", dtype, fmt::format("--dtype for precision '{}'", plan.precision));
-    }
+    set_torch_dtype(plan, findings, "vllm");
 
     // One offline engine: tp × pp GPU workers. Expert parallelism is a switch over the tp × dp
     // group (ep size = tp·dp with --enable-expert-parallel, else 1), not a degree of its own.

@@ -9,11 +9,9 @@ namespace harness {
 void plan_vllm_tpu(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     // --dtype is vLLM's EngineArgs option; auto would take the checkpoint's, which a card stating
     // its precision must not leave to chance.
-    const std::string precision = to_lower(plan.precision);
-    if (precision.empty() || precision == "bf16" || precision == "bfloat16") {
-        set_framework_value(plan, "dtype", "bfloat16", "precision bf16 -> --dtype bfloat16");
-    } else if (precision == "fp32" || precision == "float32") {
-        set_framework_value(plan, "dtype", "float32", "precision fp32 -> --dtype float32");
+    const std::string dtype = xla_dtype_name(plan.precision);
+    if (!dtype.empty()) {
+        set_framework_value(plan, "dtype", dtype, fmt::format("precision {} -> --dtype {}", dtype == "float32" ? "fp32" : "bf16", dtype));
     } else {
         findings.problem("workload.model.precision",
                          fmt::format("{} is not supported for vllm on TPU: the rendered run passes --dtype bfloat16 or float32", plan.precision));
