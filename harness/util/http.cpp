@@ -168,29 +168,27 @@ public:
         }
     }
 
-    beast::error_code write(const char* data, std::size_t size) {
+    /// Starts one asynchronous operation under the deadline (`start` gets its completion
+    /// handler) and runs the loop until it completes.
+    template <typename Start>
+    beast::error_code await(Start start) {
         beast::error_code ec;
         expire();
-        net::async_write(m_stream, net::buffer(data, size),
-                         [&ec](beast::error_code result, std::size_t) { ec = result; });
+        start([&ec](beast::error_code result, std::size_t) { ec = result; });
         run();
         return ec;
+    }
+
+    beast::error_code write(const char* data, std::size_t size) {
+        return await([&](auto done) { net::async_write(m_stream, net::buffer(data, size), done); });
     }
 
     beast::error_code read_header(http::response_parser<http::string_body>& parser) {
-        beast::error_code ec;
-        expire();
-        http::async_read_header(m_stream, m_buffer, parser, [&ec](beast::error_code result, std::size_t) { ec = result; });
-        run();
-        return ec;
+        return await([&](auto done) { http::async_read_header(m_stream, m_buffer, parser, done); });
     }
 
     beast::error_code read_some(http::response_parser<http::string_body>& parser) {
-        beast::error_code ec;
-        expire();
-        http::async_read_some(m_stream, m_buffer, parser, [&ec](beast::error_code result, std::size_t) { ec = result; });
-        run();
-        return ec;
+        return await([&](auto done) { http::async_read_some(m_stream, m_buffer, parser, done); });
     }
 
     ~Connection() {
