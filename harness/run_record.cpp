@@ -38,6 +38,16 @@ bool is_final(RunState state) {
            state == RunState::timeout;
 }
 
+bool is_final_state_name(const std::string& name) {
+    for (const RunState known : {RunState::rendered, RunState::submitted, RunState::running, RunState::completed,
+                                 RunState::failed, RunState::cancelled, RunState::timeout}) {
+        if (to_string(known) == name) {
+            return is_final(known);
+        }
+    }
+    return false;
+}
+
 std::string utc_now() {
     const std::time_t now = std::time(nullptr);
     std::tm parts{};

@@ -17,6 +17,8 @@ enum class RunState { rendered, submitted, running, completed, failed, cancelled
 
 std::string to_string(RunState state);
 bool is_final(RunState state);
+/// Whether `name` (as run.json spells a state) is a final state; an unknown name is not.
+bool is_final_state_name(const std::string& name);
 
 struct RankOutcome {
     int rank = 0;

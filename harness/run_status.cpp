@@ -19,16 +19,6 @@ namespace harness {
 
 namespace {
 
-bool is_final_state_name(const std::string& state) {
-    for (const RunState known : {RunState::rendered, RunState::submitted, RunState::running, RunState::completed,
-                                 RunState::failed, RunState::cancelled, RunState::timeout}) {
-        if (to_string(known) == state) {
-            return is_final(known);
-        }
-    }
-    return false;
-}
-
 std::optional<std::time_t> parse_utc(const std::string& text) {
     std::tm parts{};
     int consumed = 0;
