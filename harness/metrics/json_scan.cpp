@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 #include <cmath>
+#include <cstdint>
 
 namespace harness::metrics::json_scan {
 
@@ -81,6 +82,34 @@ void append_utf8(std::string& out, unsigned cp) {
         out += static_cast<char>(0x80 | (cp & 0x3F));
     }
 }
+
+/// The brackets skip_value has open: a fixed array first, a vector past it.
+class OpenStack {
+public:
+    bool empty() const { return m_size == 0; }
+    std::size_t size() const { return m_size; }
+    char back() const { return m_size <= k_inline ? m_inline[m_size - 1] : m_more.back(); }
+    void push_back(char bracket) {
+        if (m_size < k_inline) {
+            m_inline[m_size] = bracket;
+        } else {
+            m_more.push_back(bracket);
+        }
+        ++m_size;
+    }
+    void pop_back() {
+        if (m_size > k_inline) {
+            m_more.pop_back();
+        }
+        --m_size;
+    }
+
+private:
+    static constexpr std::size_t k_inline = 32;
+    char m_inline[k_inline] = {};
+    std::vector<char> m_more;
+    std::size_t m_size = 0;
+};
 
 } // namespace
 
@@ -175,18 +204,51 @@ std::string_view scan_number(Cursor& c) {
 }
 
 bool to_double(std::string_view token, double& out) {
-    const char* first = token.data();
-    const char* last = token.data() + token.size();
-    const auto result = std::from_chars(first, last, out);
+    // Clinger's fast path: up to 15 significant digits and a power of ten up to 22 are exact in a
+    // double, so one IEEE division (or product) is correctly rounded, the same double from_chars
+    // gives. Trace timestamps ("1700000000005.000") nearly always qualify; the rest take from_chars.
+    static constexpr double k_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char* p = token.data();
+    const char* last = p + token.size();
+    const bool negative = p < last && *p == '-';
+    p += negative ? 1 : 0;
+    std::uint64_t mantissa = 0;
+    int digits = 0;
+    int fraction = 0;
+    bool dot = false;
+    for (; p < last; ++p) {
+        const char ch = *p;
+        if (ch >= '0' && ch <= '9') {
+            mantissa = mantissa * 10 + static_cast<std::uint64_t>(ch - '0');
+            digits += mantissa != 0 ? 1 : 0;
+            fraction += dot ? 1 : 0;
+            if (digits > 15) {
+                break;  // before the mantissa could overflow; from_chars takes it
+            }
+        } else if (ch == '.' && !dot) {
+            dot = true;
+        } else {
+            break;
+        }
+    }
+    if (p == last && digits <= 15 && fraction <= 22 && p != token.data() + (negative ? 1 : 0)) {
+        const double value = static_cast<double>(mantissa) / k_pow10[fraction];
+        out = negative ? -value : value;
+        return true;
+    }
+    const auto result = std::from_chars(token.data(), last, out);
     return result.ec == std::errc() && result.ptr == last && std::isfinite(out);
 }
 
 void skip_value(Cursor& c, int depth) {
     // An explicit stack of the open brackets rather than recursion: a hostile trace nested
     // 200,000 deep costs a refusal, never the call stack.
-    const auto max_depth = static_cast<std::size_t>(input_limit(InputLimit::nesting_depth));
+    // The depth limit cannot be raised (util/limits), so it is read once; an event's values are
+    // shallow, so the first levels live on the stack and only deep ones allocate.
+    static const auto max_depth = static_cast<std::size_t>(input_limit(InputLimit::nesting_depth));
     const auto base = static_cast<std::size_t>(std::max(depth, 0));
-    std::vector<char> open;
+    OpenStack open;
     while (true) {
         // At the start of a value.
         const char first = peek_token(c);

@@ -32,12 +32,46 @@ struct Field {
     std::string decoded;
 };
 
-/// A numeric field; `bad_at` marks a value of the wrong type or out of range.
+/// A numeric field, kept as its token and converted only for the events that are kept (most
+/// are not); `bad_at` marks a value of the wrong type, or, once converted, out of range.
 struct Number {
-    double value = 0;
+    std::string_view token;
     bool present = false;
+    bool converted = false;
+    double value = 0;
     const char* bad_at = nullptr;
+
+    /// Converts the token; false (and bad_at set) when it is not a finite number.
+    bool convert() {
+        if (!converted && bad_at == nullptr) {
+            converted = true;
+            if (!json_scan::to_double(token, value)) {
+                bad_at = token.data();
+            }
+        }
+        return bad_at == nullptr;
+    }
 };
+
+enum class EventKey : std::uint8_t { ph, cat, name, ts, dur, pid, tid, args, other };
+
+/// The event's keys by length first: this runs for every key of millions of events.
+EventKey event_key(std::string_view key) {
+    switch (key.size()) {
+    case 2:
+        return key == "ph" ? EventKey::ph : key == "ts" ? EventKey::ts : EventKey::other;
+    case 3:
+        return key == "cat"   ? EventKey::cat
+               : key == "dur" ? EventKey::dur
+               : key == "pid" ? EventKey::pid
+               : key == "tid" ? EventKey::tid
+                              : EventKey::other;
+    case 4:
+        return key == "name" ? EventKey::name : key == "args" ? EventKey::args : EventKey::other;
+    default:
+        return EventKey::other;
+    }
+}
 
 struct RawEvent {
     const char* start = nullptr;
@@ -327,10 +361,7 @@ private:
             json_scan::skip_value(c);
             return;
         }
-        const char* at = c.p;
-        if (!json_scan::to_double(json_scan::scan_number(c), number.value)) {
-            number.bad_at = at;
-        }
+        number.token = json_scan::scan_number(c);
     }
 
     /// pid and tid are numbers in Kineto and XLA traces, strings in legacy ones: keep the text.
@@ -408,24 +439,16 @@ private:
             const char* at = c.p;
             const std::string_view key = key_text(json_scan::scan_string(c), m_key_scratch, at);
             json_scan::expect(c, ':', "expected ':' after a key");
-            if (key == "ph") {
-                read_string_or_skip(c, m_event.ph);
-            } else if (key == "cat") {
-                read_string_or_skip(c, m_event.cat);
-            } else if (key == "name") {
-                read_string_or_skip(c, m_event.name);
-            } else if (key == "ts") {
-                read_number(c, m_event.ts);
-            } else if (key == "dur") {
-                read_number(c, m_event.dur);
-            } else if (key == "pid") {
-                read_id(c, m_event.pid);
-            } else if (key == "tid") {
-                read_id(c, m_event.tid);
-            } else if (key == "args") {
-                parse_args(c);
-            } else {
-                json_scan::skip_value(c, 1);
+            switch (event_key(key)) {
+            case EventKey::ph: read_string_or_skip(c, m_event.ph); break;
+            case EventKey::cat: read_string_or_skip(c, m_event.cat); break;
+            case EventKey::name: read_string_or_skip(c, m_event.name); break;
+            case EventKey::ts: read_number(c, m_event.ts); break;
+            case EventKey::dur: read_number(c, m_event.dur); break;
+            case EventKey::pid: read_id(c, m_event.pid); break;
+            case EventKey::tid: read_id(c, m_event.tid); break;
+            case EventKey::args: parse_args(c); break;
+            case EventKey::other: json_scan::skip_value(c, 1); break;
             }
             const char next = peek_token(c);
             ++c.p;
@@ -439,11 +462,11 @@ private:
         }
     }
 
-    void check_time(const Number& number, const char* field) const {
+    void check_time(Number& number, const char* field) const {
         if (!number.present) {
             fail(m_event.start, fmt::format("traceEvents[{}] (\"{}\", ph X) has no {}", m_trace.events - 1, m_event.name.text, field));
         }
-        if (number.bad_at != nullptr) {
+        if (!number.convert()) {
             fail(number.bad_at,
                  fmt::format("traceEvents[{}] (\"{}\"): {} is not a finite number", m_trace.events - 1, m_event.name.text, field));
         }
@@ -475,7 +498,7 @@ private:
         args.span = static_cast<std::uint32_t>(span);
         args.collective = m_event.collective.present ? m_trace.names.intern(m_event.collective.text) : 0;
         args.dtype = m_event.dtype.present ? m_trace.names.intern(m_event.dtype.text) : 0;
-        args.has_nelems = m_event.nelems.present && m_event.nelems.bad_at == nullptr;
+        args.has_nelems = m_event.nelems.present && m_event.nelems.convert();
         args.nelems = m_event.nelems.value;
         m_trace.collectives.push_back(args);
     }

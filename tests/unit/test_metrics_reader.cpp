@@ -1,8 +1,12 @@
 #include "metrics/trace_events.hpp"
+#include "metrics/json_scan.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 
 #include <catch2/catch.hpp>
+#include <charconv>
+#include <cstring>
+#include <random>
 #include <zlib.h>
 
 using namespace harness;
@@ -212,4 +216,43 @@ TEST_CASE("every truncation is an error and no corruption crashes the reader", "
         }
     }
     CHECK(errors > 0);
+}
+
+TEST_CASE("the fast number conversion gives from_chars' double for every token", "[metrics]") {
+    // to_double takes a shortcut for short decimals (Clinger's fast path); it must agree with a
+    // correctly rounded conversion bit for bit, or timestamps would move by an ulp.
+    const auto slow = [](const std::string& token) {
+        double value = 0;
+        const auto result = std::from_chars(token.data(), token.data() + token.size(), value);
+        REQUIRE(result.ec == std::errc());
+        return value;
+    };
+    std::vector<std::string> tokens = {"0", "-0", "0.0", "1", "-1", "0.1", "0.3", "1700000000005.000", "5960845123456.789",
+                                       "999999999999999", "9999999999999999", "123456789012345.6", "0.000000000000000000001",
+                                       "0.0000000000000000000001", "1234567.1234567890123", "00.5", "-123.456", "4.2",
+                                       "1e5", "1.5E-3", "17976931348623157e292", "3.141592653589793"};
+    std::mt19937_64 random(7);
+    for (int k = 0; k < 20000; ++k) {
+        const std::uint64_t whole = random() % 10000000000000000ULL;
+        const std::uint64_t fraction = random() % 1000;
+        const int width = static_cast<int>(random() % 4);
+        std::string token = std::to_string(whole);
+        if (width > 0) {
+            std::string digits = std::to_string(fraction);
+            digits.resize(static_cast<std::size_t>(width), '0');
+            token += "." + digits;
+        }
+        tokens.push_back((random() % 5 == 0 ? "-" : "") + token);
+    }
+    for (const std::string& token : tokens) {
+        double fast = 0;
+        REQUIRE(json_scan::to_double(token, fast));
+        const double expected = slow(token);
+        INFO(token);
+        REQUIRE(std::memcmp(&fast, &expected, sizeof fast) == 0);
+    }
+    double out = 0;
+    CHECK_FALSE(json_scan::to_double("1e999", out));
+    CHECK_FALSE(json_scan::to_double("NaN", out));
+    CHECK_FALSE(json_scan::to_double("-Infinity", out));
 }
