@@ -67,38 +67,72 @@ std::optional<double> standard_rank(const RankView& view) {
     return clipped_comm(view.standard_activity(), start, end) / k_us_per_s / static_cast<double>(inner.size());
 }
 
-} // namespace
+struct RankCommTime {
+    enum class State : unsigned char { skipped, xla_reference, read };
+    State state = State::skipped;
+    bool spans = false;  ///< read: the rank has a basis to measure
+    std::optional<double> value;
+};
 
-MetricValue metric_total_communication_time(const MetricInputs& in) {
-    MetricValue out = start_value(in, "total_communication_time", "s");
+class CommTimeFold final : public MetricFold {
+public:
+    CommTimeFold(FoldInputs in, std::size_t ranks) : MetricFold(std::move(in), ranks), m_slots(ranks) {}
+
+    void add(std::size_t index, const RankView& view) override {
+        if (!in().counted[index] || (in().reference() && !view.reference_reads_events())) {
+            return;
+        }
+        RankCommTime& slot = m_slots[index];
+        if (in().reference() && view.basis() == Basis::xla_ops) {
+            slot.state = RankCommTime::State::xla_reference;
+            return;
+        }
+        slot.state = RankCommTime::State::read;
+        slot.spans = view.basis() != Basis::none;
+        slot.value = in().reference() ? reference_rank(view) : standard_rank(view);
+    }
+
+    MetricValue finish(const std::vector<std::size_t>& order) override;
+
+private:
+    std::vector<RankCommTime> m_slots;
+};
+
+MetricValue CommTimeFold::finish(const std::vector<std::size_t>& order) {
+    MetricValue out = start_value("total_communication_time", "s");
     std::vector<double> rank_values;
     bool any_spans = false;
-    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        const RankView& view = in.ranks[r];
-        if (!in.counted[r] || (in.reference() && !view.reference_reads_events())) {
-            continue;
-        }
-        if (in.reference() && view.basis() == Basis::xla_ops) {
+    for (std::size_t r = 0; r < order.size(); ++r) {
+        const RankCommTime& slot = m_slots[order[r]];
+        if (slot.state == RankCommTime::State::xla_reference) {
             out.why = "not reproduced for XLA traces (the CCL-Bench TPU path delegates to comm_time-group-21 and the card's iteration count)";
             return out;
         }
-        any_spans = any_spans || view.basis() != Basis::none;
-        const std::optional<double> value = in.reference() ? reference_rank(view) : standard_rank(view);
-        if (value) {
-            rank_values.push_back(*value);
-            out.per_rank[r] = value;
+        if (slot.state != RankCommTime::State::read) {
+            continue;
+        }
+        any_spans = any_spans || slot.spans;
+        if (slot.value) {
+            rank_values.push_back(*slot.value);
+            out.per_rank[r] = slot.value;
         }
     }
     if (!rank_values.empty()) {
         out.value = mean(rank_values);
         return out;
     }
-    if (in.reference()) {
+    if (in().reference()) {
         out.why = "no GPU kernel events (the CCL-Bench tool measures kernels only)";
     } else {
         out.why = any_spans ? "no step markers: a time per step needs steps" : "no kernels or operators to measure";
     }
     return out;
+}
+
+} // namespace
+
+std::unique_ptr<MetricFold> fold_total_communication_time(FoldInputs in, std::size_t ranks) {
+    return std::make_unique<CommTimeFold>(std::move(in), ranks);
 }
 
 } // namespace harness::metrics

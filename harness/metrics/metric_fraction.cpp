@@ -37,36 +37,40 @@ Times times_of(const Spans& spans, bool unions) {
     return out;
 }
 
-} // namespace
+struct RankFraction {
+    enum class State : unsigned char { skipped, xla_reference, without_spans, measured };
+    State state = State::skipped;
+    std::optional<double> value;  ///< measured: percent, when there was kernel time
+};
 
-MetricValue metric_communication_fraction(const MetricInputs& in) {
-    MetricValue out = start_value(in, "communication_fraction", "%");
-    std::vector<double> rank_values;
-    bool any_spans = false;
-    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        const RankView& view = in.ranks[r];
-        if (!in.counted[r] || (in.reference() && !view.reference_reads_events())) {
-            continue;
+class FractionFold final : public MetricFold {
+public:
+    FractionFold(FoldInputs in, std::size_t ranks) : MetricFold(std::move(in), ranks), m_slots(ranks) {}
+
+    void add(std::size_t index, const RankView& view) override {
+        if (!in().counted[index] || (in().reference() && !view.reference_reads_events())) {
+            return;
         }
-        if (in.reference() && view.basis() == Basis::xla_ops) {
-            out.why = "not reproduced for XLA traces (the CCL-Bench TPU path reads device_duration_ps and hlo_category)";
-            return out;
+        RankFraction& slot = m_slots[index];
+        if (in().reference() && view.basis() == Basis::xla_ops) {
+            slot.state = RankFraction::State::xla_reference;
+            return;
         }
-        const SortedSpans spans(in.reference() ? view.reference_activity(ReferencePattern::fraction) : view.standard_activity());
+        const SortedSpans spans(in().reference() ? view.reference_activity(ReferencePattern::fraction) : view.standard_activity());
         if (spans.empty()) {
-            continue;
+            slot.state = RankFraction::State::without_spans;
+            return;
         }
-        any_spans = true;
-        const bool unions = !in.reference() && view.basis() == Basis::host_ops;
+        slot.state = RankFraction::State::measured;
+        const bool unions = !in().reference() && view.basis() == Basis::host_ops;
         // The tool reads ProfilerStep#N only; the default mode uses the same steps everywhere.
-        const StepSelection steps = in.reference() ? profiler_steps(view.trace()) : standard_steps(view.trace());
+        const StepSelection steps = in().reference() ? profiler_steps(view.trace()) : standard_steps(view.trace());
         if (steps.empty()) {
             const Times times = times_of(spans.spans(), unions);
             if (times.all > 0) {
-                rank_values.push_back(times.comm / times.all * 100.0);
-                out.per_rank[r] = rank_values.back();
+                slot.value = times.comm / times.all * 100.0;
             }
-            continue;
+            return;
         }
         std::vector<double> fractions;
         for (const StepMarker& step : steps.inner()) {
@@ -84,19 +88,50 @@ MetricValue metric_communication_fraction(const MetricInputs& in) {
             }
         }
         if (!fractions.empty()) {
-            rank_values.push_back(mean(fractions));
+            slot.value = mean(fractions);
+        }
+    }
+
+    MetricValue finish(const std::vector<std::size_t>& order) override;
+
+private:
+    std::vector<RankFraction> m_slots;
+};
+
+MetricValue FractionFold::finish(const std::vector<std::size_t>& order) {
+    MetricValue out = start_value("communication_fraction", "%");
+    std::vector<double> rank_values;
+    bool any_spans = false;
+    for (std::size_t r = 0; r < order.size(); ++r) {
+        const RankFraction& slot = m_slots[order[r]];
+        if (slot.state == RankFraction::State::xla_reference) {
+            out.why = "not reproduced for XLA traces (the CCL-Bench TPU path reads device_duration_ps and hlo_category)";
+            return out;
+        }
+        if (slot.state != RankFraction::State::measured) {
+            continue;
+        }
+        any_spans = true;
+        if (slot.value) {
+            rank_values.push_back(*slot.value);
             out.per_rank[r] = rank_values.back();
         }
     }
     if (!rank_values.empty()) {
         out.value = mean(rank_values);
-        if (!in.reference() && out.basis == basis_label(Basis::host_ops)) {
+        if (!in().reference() && out.basis == basis_label(Basis::host_ops)) {
             out.notes.push_back("host operators nest, so both times are unions of spans rather than sums");
         }
         return out;
     }
-    out.why = any_spans ? "no kernel time inside any inner step" : (in.reference() ? "no GPU kernel events" : "no kernels or operators to measure");
+    out.why = any_spans ? "no kernel time inside any inner step" : (in().reference() ? "no GPU kernel events" : "no kernels or operators to measure");
     return out;
+}
+
+} // namespace
+
+std::unique_ptr<MetricFold> fold_communication_fraction(FoldInputs in, std::size_t ranks) {
+    return std::make_unique<FractionFold>(std::move(in), ranks);
 }
 
 } // namespace harness::metrics

@@ -1,10 +1,11 @@
 #pragma once
-// The metric definitions, one file each (metric_<name>.cpp), over the ranks' views. Internal to
-// harness/metrics: metrics.cpp calls them for both modes and compares.
+// The metric definitions, one file each (metric_<name>.cpp), as folds over the ranks' views.
+// Internal to harness/metrics: metrics.cpp feeds them every rank in both modes and compares.
 #include "metrics/metrics.hpp"
 #include "metrics/rank_view.hpp"
 #include "metrics/step_windows.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,22 +43,60 @@ struct CardFacts {
 /// directory mfu.py is given). A card that is not valid YAML gives facts with `error` set.
 CardFacts load_card_facts(const fs::path& file);
 
-struct MetricInputs {
-    const std::vector<RankView>& ranks;
+/// What every fold knows of each rank besides its own results: filled on the worker that read
+/// the rank, read by finish() once every rank is in.
+struct RankFacts {
+    Basis basis = Basis::none;
+    bool reference_reads_events = false;
+    fs::path file;
+};
+
+/// One mode's view of the run for a fold; the vectors are indexed by input position (the order
+/// the traces were listed), not by report position.
+struct FoldInputs {
     std::vector<bool> counted;  ///< per rank: read by this mode (the reference keeps its sample)
     MetricMode mode = MetricMode::standard;
     const CardFacts* card = nullptr;
+    const std::vector<RankFacts>* facts = nullptr;  ///< complete when finish() runs
 
     bool reference() const { return mode == MetricMode::reference; }
+    const RankFacts& fact(std::size_t index) const { return (*facts)[index]; }
 };
 
-MetricValue metric_avg_step_time(const MetricInputs& in);
-MetricValue metric_compute_comm_overlap(const MetricInputs& in);
-MetricValue metric_communication_fraction(const MetricInputs& in);
-MetricValue metric_total_communication_time(const MetricInputs& in);
-MetricValue metric_collective_volume(const MetricInputs& in);
-MetricValue metric_straggler(const MetricInputs& in);
-MetricValue metric_mfu(const MetricInputs& in);
+/// One metric in one mode, reduced rank by rank so that no rank's tables outlive its reading.
+/// add() runs on the worker that read the rank, concurrently with other ranks' add(); it writes
+/// only the per-rank slot `index`, sized at construction. finish() combines the slots walking
+/// `order` (input positions in report order), so every sum over ranks is taken in report order.
+class MetricFold {
+public:
+    MetricFold(FoldInputs in, std::size_t ranks) : m_in(std::move(in)), m_ranks(ranks) {}
+    MetricFold(const MetricFold&) = delete;
+    MetricFold& operator=(const MetricFold&) = delete;
+    virtual ~MetricFold() = default;
+
+    virtual void add(std::size_t index, const RankView& view) = 0;
+    virtual MetricValue finish(const std::vector<std::size_t>& order) = 0;
+
+protected:
+    const FoldInputs& in() const { return m_in; }
+    std::size_t ranks() const { return m_ranks; }
+    /// A value with a per_rank entry for every rank (report order) and the counted ranks' basis.
+    MetricValue start_value(const char* metric, const char* unit) const;
+
+private:
+    FoldInputs m_in;
+    std::size_t m_ranks;
+};
+
+using MetricFoldFactory = std::unique_ptr<MetricFold> (*)(FoldInputs in, std::size_t ranks);
+
+std::unique_ptr<MetricFold> fold_avg_step_time(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_compute_comm_overlap(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_communication_fraction(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_total_communication_time(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_collective_volume(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_straggler(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_mfu(FoldInputs in, std::size_t ranks);
 
 /// The activity spans of a rank sorted by start, for the per-step windows.
 class SortedSpans {
@@ -83,9 +122,7 @@ private:
 };
 
 double mean(const std::vector<double>& values);
-/// A value for each counted rank, to the report's per_rank.
-MetricValue start_value(const MetricInputs& in, const char* metric, const char* unit);
 /// The basis label of the counted ranks ("GPU kernels", or "mixed: ..." when they differ).
-std::string basis_of(const MetricInputs& in);
+std::string basis_of(const FoldInputs& in);
 
 } // namespace harness::metrics

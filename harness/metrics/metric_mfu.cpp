@@ -47,51 +47,84 @@ double or_one(const std::optional<double>& value) { return value && *value != 0 
 /// Python's round(value, 4): correctly rounded on the exact binary value, as printf's %.4f is.
 double python_round4(double value) { return std::strtod(fmt::format("{:.4f}", value).c_str(), nullptr); }
 
-/// mfu.py:194-226: the mean over rank files of each file's inner ProfilerStep#N mean, reading
-/// only the .json files select_json_files keeps whose names start with "rank" or "kineto".
-std::optional<double> tool_step_time_s(const MetricInputs& in, std::string& why) {
-    std::vector<double> rank_means;
-    bool any_file = false;
-    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        const RankView& view = in.ranks[r];
-        const std::string name = view.trace().file.filename().string();
-        if (!in.counted[r] || !(starts_with(name, "rank") || starts_with(name, "kineto"))) {
-            continue;
+/// What mfu.py:194-226 takes from a rank file: whether it reads it, and its inner ProfilerStep#N mean.
+struct RankStep {
+    bool tool_file = false;  ///< a counted .json whose name starts with "rank" or "kineto"
+    std::optional<double> mean_us;
+};
+
+class MfuFold final : public MetricFold {
+public:
+    MfuFold(FoldInputs in, std::size_t ranks) : MetricFold(in, ranks), m_slots(ranks) {
+        // The default mode's step time is avg_step_time's; fold it only where it may be asked.
+        if (!this->in().reference() && this->in().card != nullptr && !this->in().card->latency_s) {
+            m_step_time = fold_avg_step_time(std::move(in), ranks);
         }
-        any_file = true;
+    }
+
+    void add(std::size_t index, const RankView& view) override {
+        if (m_step_time) {
+            m_step_time->add(index, view);
+        }
+        if (!in().reference() || in().card == nullptr || in().card->latency_s) {
+            return;
+        }
+        const std::string name = view.trace().file.filename().string();
+        if (!in().counted[index] || !(starts_with(name, "rank") || starts_with(name, "kineto"))) {
+            return;
+        }
+        RankStep& slot = m_slots[index];
+        slot.tool_file = true;
         if (!view.reference_reads_events()) {
-            continue;
+            return;
         }
         std::vector<double> durations;
         for (const StepMarker& step : profiler_steps(view.trace()).inner()) {
             durations.push_back(step.dur);
         }
         if (!durations.empty()) {
-            rank_means.push_back(mean(durations));
+            slot.mean_us = mean(durations);
         }
     }
-    if (!any_file) {
-        why = "mfu.py reads only .json rank traces whose names start with \"rank\" or \"kineto\" (mfu.py:196-199), and none is here";
-        return std::nullopt;
-    }
-    if (rank_means.empty()) {
-        why = "no ProfilerStep#N step markers in the rank traces mfu.py reads (it reads no other step marker, mfu.py:207-223)";
-        return std::nullopt;
-    }
-    return mean(rank_means) / 1e6;
-}
 
-} // namespace
+    MetricValue finish(const std::vector<std::size_t>& order) override;
 
-MetricValue metric_mfu(const MetricInputs& in) {
-    MetricValue out = start_value(in, "mfu", "%");
-    const CardFacts* card = in.card;
+private:
+    /// mfu.py:194-226: the mean over rank files of each file's inner ProfilerStep#N mean, reading
+    /// only the .json files select_json_files keeps whose names start with "rank" or "kineto".
+    std::optional<double> tool_step_time_s(const std::vector<std::size_t>& order, std::string& why) const {
+        std::vector<double> rank_means;
+        bool any_file = false;
+        for (const std::size_t k : order) {
+            any_file = any_file || m_slots[k].tool_file;
+            if (m_slots[k].mean_us) {
+                rank_means.push_back(*m_slots[k].mean_us);
+            }
+        }
+        if (!any_file) {
+            why = "mfu.py reads only .json rank traces whose names start with \"rank\" or \"kineto\" (mfu.py:196-199), and none is here";
+            return std::nullopt;
+        }
+        if (rank_means.empty()) {
+            why = "no ProfilerStep#N step markers in the rank traces mfu.py reads (it reads no other step marker, mfu.py:207-223)";
+            return std::nullopt;
+        }
+        return mean(rank_means) / 1e6;
+    }
+
+    std::vector<RankStep> m_slots;
+    std::unique_ptr<MetricFold> m_step_time;
+};
+
+MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
+    MetricValue out = start_value("mfu", "%");
+    const CardFacts* card = in().card;
     if (card == nullptr) {
         out.why = "no workload card beside the traces (mfu needs model_arch, data and xpu_spec)";
         return out;
     }
     out.basis = "card " + card->file.filename().string();
-    const bool reference = in.reference();
+    const bool reference = in().reference();
     if (reference && card->traces_json_tpu) {
         out.why = "metric_source.traces names json_tpu: mfu.py then reads active_tflops from the XLA profile "
                   "(mfu.py:71-105, 264-265), which --reference does not reproduce";
@@ -157,14 +190,14 @@ MetricValue metric_mfu(const MetricInputs& in) {
         step_label = fmt::format("avg_latency of {}", card->latency_file->filename().string());
     } else if (reference) {
         std::string why;
-        step_s = tool_step_time_s(in, why);
+        step_s = tool_step_time_s(order, why);
         if (!step_s) {
             out.why = "no step time: " + why;
             return out;
         }
         step_label = "inner ProfilerStep#N";
     } else {
-        const MetricValue step = metric_avg_step_time(in);
+        const MetricValue step = m_step_time->finish(order);
         if (!step.value) {
             out.why = "no step time: " + step.why;
             return out;
@@ -210,5 +243,9 @@ MetricValue metric_mfu(const MetricInputs& in) {
                                     tokens_per_s, *step_s, step_label, *peak, devices));
     return out;
 }
+
+} // namespace
+
+std::unique_ptr<MetricFold> fold_mfu(FoldInputs in, std::size_t ranks) { return std::make_unique<MfuFold>(std::move(in), ranks); }
 
 } // namespace harness::metrics

@@ -53,42 +53,73 @@ StepSelection steps_for(const RankView& view, MetricMode mode) {
     return StepSelection{};
 }
 
-} // namespace
+/// A rank's sums over its inner steps, or why it has none.
+struct RankOverlap {
+    enum class State : unsigned char { skipped, without_steps, without_spans, measured };
+    State state = State::skipped;
+    double overlap = 0;
+    double comm = 0;
+};
 
-MetricValue metric_compute_comm_overlap(const MetricInputs& in) {
-    MetricValue out = start_value(in, "compute_comm_overlap", "%");
+class OverlapFold final : public MetricFold {
+public:
+    OverlapFold(FoldInputs in, std::size_t ranks) : MetricFold(std::move(in), ranks), m_slots(ranks) {}
+
+    void add(std::size_t index, const RankView& view) override {
+        if (!in().counted[index] || (in().reference() && !view.reference_reads_events())) {
+            return;
+        }
+        RankOverlap& slot = m_slots[index];
+        const StepSelection steps = steps_for(view, in().mode);
+        if (steps.empty()) {
+            slot.state = RankOverlap::State::without_steps;
+            return;
+        }
+        const ReferencePattern pattern = view.basis() == Basis::xla_ops ? ReferencePattern::xla_overlap : ReferencePattern::overlap;
+        const SortedSpans spans(in().reference() ? view.reference_activity(pattern) : view.standard_activity());
+        if (spans.empty()) {
+            slot.state = RankOverlap::State::without_spans;
+            return;
+        }
+        slot.state = RankOverlap::State::measured;
+        for (const StepMarker& step : steps.inner()) {
+            const StepOverlap one = overlap_in_step(spans, step.ts, step.ts + step.dur);
+            slot.overlap += one.overlap;
+            slot.comm += one.comm;
+        }
+    }
+
+    MetricValue finish(const std::vector<std::size_t>& order) override;
+
+private:
+    std::vector<RankOverlap> m_slots;
+};
+
+MetricValue OverlapFold::finish(const std::vector<std::size_t>& order) {
+    MetricValue out = start_value("compute_comm_overlap", "%");
     std::vector<double> ratios;
     std::size_t without_steps = 0;
     std::size_t without_spans = 0;
     std::size_t without_comm = 0;
-    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        const RankView& view = in.ranks[r];
-        if (!in.counted[r] || (in.reference() && !view.reference_reads_events())) {
-            continue;
-        }
-        const StepSelection steps = steps_for(view, in.mode);
-        if (steps.empty()) {
+    for (std::size_t r = 0; r < order.size(); ++r) {
+        const RankOverlap& slot = m_slots[order[r]];
+        switch (slot.state) {
+        case RankOverlap::State::skipped:
+            break;
+        case RankOverlap::State::without_steps:
             ++without_steps;
-            continue;
-        }
-        const ReferencePattern pattern = view.basis() == Basis::xla_ops ? ReferencePattern::xla_overlap : ReferencePattern::overlap;
-        const SortedSpans spans(in.reference() ? view.reference_activity(pattern) : view.standard_activity());
-        if (spans.empty()) {
+            break;
+        case RankOverlap::State::without_spans:
             ++without_spans;
-            continue;
-        }
-        double overlap = 0;
-        double comm = 0;
-        for (const StepMarker& step : steps.inner()) {
-            const StepOverlap one = overlap_in_step(spans, step.ts, step.ts + step.dur);
-            overlap += one.overlap;
-            comm += one.comm;
-        }
-        if (comm > 0) {
-            ratios.push_back(overlap / comm * 100);
-            out.per_rank[r] = ratios.back();
-        } else {
-            ++without_comm;
+            break;
+        case RankOverlap::State::measured:
+            if (slot.comm > 0) {
+                ratios.push_back(slot.overlap / slot.comm * 100);
+                out.per_rank[r] = ratios.back();
+            } else {
+                ++without_comm;
+            }
+            break;
         }
     }
     if (!ratios.empty()) {
@@ -103,11 +134,17 @@ MetricValue metric_compute_comm_overlap(const MetricInputs& in) {
     } else if (without_comm > 0) {
         out.why = "no communication inside the inner steps of any rank (the ratio Σ overlap ÷ Σ communication is undefined)";
     } else if (without_spans > 0) {
-        out.why = in.reference() ? "no GPU kernel events (the CCL-Bench tool measures kernels only)" : "no kernels or operators to measure";
+        out.why = in().reference() ? "no GPU kernel events (the CCL-Bench tool measures kernels only)" : "no kernels or operators to measure";
     } else {
         out.why = "no step markers";
     }
     return out;
+}
+
+} // namespace
+
+std::unique_ptr<MetricFold> fold_compute_comm_overlap(FoldInputs in, std::size_t ranks) {
+    return std::make_unique<OverlapFold>(std::move(in), ranks);
 }
 
 } // namespace harness::metrics

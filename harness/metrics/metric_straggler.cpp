@@ -32,10 +32,10 @@ bool tool_counts(const std::string &name) {
            to_lower(std::string_view(name).substr(0, k_tool_prefix.size())) == k_tool_prefix;
 }
 
-std::string file_list(const std::vector<RankView> &ranks) {
+std::string file_list(const FoldInputs &in, const std::vector<std::size_t> &order) {
     std::vector<std::string> names;
-    for (const RankView &view : ranks) {
-        names.push_back(view.trace().file.filename().string());
+    for (const std::size_t k : order) {
+        names.push_back(in.fact(k).file.filename().string());
     }
     constexpr std::size_t k_shown = 3;
     std::string out;
@@ -45,42 +45,90 @@ std::string file_list(const std::vector<RankView> &ranks) {
     return names.size() > k_shown ? out + fmt::format(", ... ({} files)", names.size()) : out;
 }
 
-MetricValue reference_straggler(const MetricInputs &in) {
-    MetricValue out = start_value(in, "straggler", "ratio");
-    // Groups are keyed (file, pid): the span's thread id carries the pid where the reader keeps
-    // it, else every kernel of a file shares id 0 and the file is one group.
-    std::map<std::pair<std::size_t, NameId>, double> groups;
+struct RankStraggler {
+    bool globbed = false;             ///< reference: the tool's glob takes the file
+    std::map<NameId, double> groups;  ///< reference: ncclDevKernel_* time per pid
+    std::optional<double> time_s;     ///< reference: the file's ncclDevKernel_* time; default: merged comm time
+};
+
+class StragglerFold final : public MetricFold {
+public:
+    StragglerFold(FoldInputs in, std::size_t ranks) : MetricFold(std::move(in), ranks), m_slots(ranks) {}
+
+    void add(std::size_t index, const RankView &view) override {
+        if (in().reference()) {
+            add_reference(m_slots[index], view);
+            return;
+        }
+        if (!in().counted[index] || view.basis() == Basis::none) {
+            return;
+        }
+        std::vector<Interval> comm;
+        for (const ActivitySpan &span : view.standard_activity()) {
+            if (span.comm) {
+                comm.push_back(Interval{span.ts, span.ts + span.dur});
+            }
+        }
+        m_slots[index].time_s = total_length(merge_intervals(std::move(comm))) / 1e6;
+    }
+
+    MetricValue finish(const std::vector<std::size_t> &order) override;
+
+private:
+    static void add_reference(RankStraggler &slot, const RankView &view);
+    MetricValue finish_reference(const std::vector<std::size_t> &order) const;
+
+    std::vector<RankStraggler> m_slots;
+};
+
+void StragglerFold::add_reference(RankStraggler &slot, const RankView &view) {
+    // Every file the glob matches, not the sample of 16 the other tools draw: the straggler
+    // tool does not sample.
+    if (!tool_globs(view.trace().file)) {
+        return;
+    }
+    slot.globbed = true;
+    if (!view.reference_reads_events()) {
+        return;
+    }
+    const NameTable &names = view.trace().names;
+    std::vector<signed char> counts(names.size(), -1); // per name id: -1 unknown, else 0/1
+    double file_total = 0;
+    bool any = false;
+    for (const Span &span : view.trace().kernels) {
+        if (counts[span.name] < 0) {
+            counts[span.name] = tool_counts(names.text(span.name)) ? 1 : 0;
+        }
+        if (counts[span.name] == 0) {
+            continue;
+        }
+        // Groups are keyed (file, pid): the span's thread id carries the pid where the reader
+        // keeps it, else every kernel of a file shares id 0 and the file is one group. Summed
+        // in file order, left to right, as Python's sum() over the list does.
+        slot.groups[span.thread] += span.dur;
+        file_total += span.dur;
+        any = true;
+    }
+    if (any) {
+        slot.time_s = file_total / 1e6;
+    }
+}
+
+MetricValue StragglerFold::finish_reference(const std::vector<std::size_t> &order) const {
+    MetricValue out = start_value("straggler", "ratio");
     std::size_t globbed = 0;
-    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        // Every file the glob matches, not the sample of 16 the other tools draw: the straggler
-        // tool does not sample.
-        const RankView &view = in.ranks[r];
-        if (!tool_globs(view.trace().file)) {
-            continue;
+    std::size_t groups = 0;
+    double low = 0;
+    double high = 0;
+    for (std::size_t r = 0; r < order.size(); ++r) {
+        const RankStraggler &slot = m_slots[order[r]];
+        globbed += slot.globbed ? 1U : 0U;
+        for (const auto &[pid, total] : slot.groups) {
+            low = groups == 0 ? total : std::min(low, total);
+            high = groups == 0 ? total : std::max(high, total);
+            ++groups;
         }
-        ++globbed;
-        if (!view.reference_reads_events()) {
-            continue;
-        }
-        const NameTable &names = view.trace().names;
-        std::vector<signed char> counts(names.size(), -1); // per name id: -1 unknown, else 0/1
-        double file_total = 0;
-        bool any = false;
-        for (const Span &span : view.trace().kernels) {
-            if (counts[span.name] < 0) {
-                counts[span.name] = tool_counts(names.text(span.name)) ? 1 : 0;
-            }
-            if (counts[span.name] == 0) {
-                continue;
-            }
-            // Summed in file order, left to right, as Python's sum() over the list does.
-            groups[{r, span.thread}] += span.dur;
-            file_total += span.dur;
-            any = true;
-        }
-        if (any) {
-            out.per_rank[r] = file_total / 1e6;
-        }
+        out.per_rank[r] = slot.time_s;
     }
     out.basis = "ncclDevKernel_* kernels of rank*_trace.json";
     out.notes.push_back(
@@ -92,22 +140,16 @@ MetricValue reference_straggler(const MetricInputs &in) {
         out.notes.push_back(fmt::format(
             "the tool globs rank*_trace.json only (tools/straggler/_common.py:8) and none of the files here "
             "({}) is named so: it finds no trace and prints 0.0",
-            file_list(in.ranks)));
+            file_list(in(), order)));
         return out;
     }
-    if (groups.size() < 2) {
+    if (groups < 2) {
         out.value = 0.0;
         out.notes.push_back(
             fmt::format("the tool returns 0.0 with fewer than two (file, pid) groups of ncclDevKernel_* kernels "
                         "(straggler_metrics.py:12-13); here {}",
-                        groups.empty() ? std::string("none") : std::string("one")));
+                        groups == 0 ? std::string("none") : std::string("one")));
         return out;
-    }
-    double low = groups.begin()->second;
-    double high = low;
-    for (const auto &[key, total] : groups) {
-        low = std::min(low, total);
-        high = std::max(high, total);
     }
     if (high <= 0) {
         out.value = 0.0;
@@ -125,27 +167,17 @@ MetricValue reference_straggler(const MetricInputs &in) {
     return out;
 }
 
-} // namespace
-
-MetricValue metric_straggler(const MetricInputs &in) {
-    if (in.reference()) {
-        return reference_straggler(in);
+MetricValue StragglerFold::finish(const std::vector<std::size_t> &order) {
+    if (in().reference()) {
+        return finish_reference(order);
     }
-    MetricValue out = start_value(in, "straggler", "ratio");
+    MetricValue out = start_value("straggler", "ratio");
     std::vector<double> times;
-    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        const RankView &view = in.ranks[r];
-        if (!in.counted[r] || view.basis() == Basis::none) {
-            continue;
+    for (std::size_t r = 0; r < order.size(); ++r) {
+        if (const std::optional<double> &time = m_slots[order[r]].time_s) {
+            times.push_back(*time);
+            out.per_rank[r] = *time;
         }
-        std::vector<Interval> comm;
-        for (const ActivitySpan &span : view.standard_activity()) {
-            if (span.comm) {
-                comm.push_back(Interval{span.ts, span.ts + span.dur});
-            }
-        }
-        times.push_back(total_length(merge_intervals(std::move(comm))) / 1e6);
-        out.per_rank[r] = times.back();
     }
     if (times.size() < 2) {
         out.why = times.empty() ? "no kernels or operators to measure" : "one rank: a straggler needs at least two";
@@ -159,6 +191,12 @@ MetricValue metric_straggler(const MetricInputs &in) {
     out.value = (*high - *low) / *high;
     out.notes.push_back("per_rank: each rank's total communication time in seconds");
     return out;
+}
+
+} // namespace
+
+std::unique_ptr<MetricFold> fold_straggler(FoldInputs in, std::size_t ranks) {
+    return std::make_unique<StragglerFold>(std::move(in), ranks);
 }
 
 } // namespace harness::metrics

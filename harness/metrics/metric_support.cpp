@@ -24,20 +24,20 @@ double mean(const std::vector<double>& values) {
     return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
-MetricValue start_value(const MetricInputs& in, const char* metric, const char* unit) {
+MetricValue MetricFold::start_value(const char* metric, const char* unit) const {
     MetricValue out;
     out.metric = metric;
     out.unit = unit;
-    out.per_rank.assign(in.ranks.size(), std::nullopt);
-    out.basis = basis_of(in);
+    out.per_rank.assign(m_ranks, std::nullopt);
+    out.basis = basis_of(m_in);
     return out;
 }
 
-std::string basis_of(const MetricInputs& in) {
+std::string basis_of(const FoldInputs& in) {
     std::set<std::string> labels;
-    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        if (in.counted[r] && in.ranks[r].basis() != Basis::none) {
-            labels.insert(basis_label(in.ranks[r].basis()));
+    for (std::size_t k = 0; k < in.counted.size(); ++k) {
+        if (in.counted[k] && in.fact(k).basis != Basis::none) {
+            labels.insert(basis_label(in.fact(k).basis));
         }
     }
     if (labels.empty()) {

@@ -35,56 +35,90 @@ std::optional<double> standard_size(const std::string& dtype) {
     return std::nullopt;
 }
 
-} // namespace
+struct RankVolume {
+    bool read = false;
+    bool any_args = false;
+    bool host_args = false;
+    double total = 0;
+    std::map<std::string, double> by_name;
+    std::set<std::string> unknown_dtypes;
+};
 
-MetricValue metric_collective_volume(const MetricInputs& in) {
-    MetricValue out = start_value(in, "collective_volume", "bytes");
+class VolumeFold final : public MetricFold {
+public:
+    VolumeFold(FoldInputs in, std::size_t ranks) : MetricFold(std::move(in), ranks), m_slots(ranks) {}
+
+    void add(std::size_t index, const RankView& view) override;
+    MetricValue finish(const std::vector<std::size_t>& order) override;
+
+private:
+    std::vector<RankVolume> m_slots;
+};
+
+void VolumeFold::add(std::size_t index, const RankView& view) {
+    const bool reference = in().reference();
+    if (!in().counted[index] || (reference && !view.reference_reads_events())) {
+        return;
+    }
+    RankVolume& slot = m_slots[index];
+    slot.read = true;
+    const RankTrace& trace = view.trace();
+    bool kernel_args = false;
+    for (const CollectiveArgs& args : trace.collectives) {
+        kernel_args = kernel_args || args.on_kernel;
+    }
+    // GPU traces carry the arguments twice (on the kernel and on record_param_comms): count
+    // the kernels. CPU traces (gloo) have them on the host operator only.
+    const bool use_host = !kernel_args && !reference;
+    for (const CollectiveArgs& args : trace.collectives) {
+        if (args.on_kernel == use_host) {
+            continue;
+        }
+        slot.any_args = true;
+        slot.host_args = slot.host_args || use_host;
+        const std::string& dtype = trace.names.text(args.dtype);
+        double size = 0;
+        if (reference) {
+            const auto found = reference_sizes().find(dtype);
+            size = found != reference_sizes().end() ? found->second : 0;
+        } else if (const auto known = standard_size(dtype)) {
+            size = *known;
+        } else if (args.has_nelems) {
+            slot.unknown_dtypes.insert(dtype.empty() ? "(none)" : dtype);
+        }
+        const double bytes = args.has_nelems ? args.nelems * size : 0;
+        const std::string& name = trace.names.text(args.collective);
+        slot.by_name[name.empty() ? "(unnamed)" : name] += bytes;
+        slot.total += bytes;
+    }
+}
+
+MetricValue VolumeFold::finish(const std::vector<std::size_t>& order) {
+    MetricValue out = start_value("collective_volume", "bytes");
+    // Byte counts are whole numbers, exact in a double up to 2^53, so summing each rank's
+    // per-name sums gives the same bits as summing every event in report order.
     std::map<std::string, double> sums;  // over ranks, divided by the rank count at the end
     std::set<std::string> unknown_dtypes;
     std::size_t ranks = 0;
     bool any_args = false;
     bool used_host_args = false;
-    for (std::size_t r = 0; r < in.ranks.size(); ++r) {
-        const RankView& view = in.ranks[r];
-        if (!in.counted[r] || (in.reference() && !view.reference_reads_events())) {
+    for (std::size_t r = 0; r < order.size(); ++r) {
+        const RankVolume& slot = m_slots[order[r]];
+        if (!slot.read) {
             continue;
         }
         ++ranks;
-        const RankTrace& trace = view.trace();
-        bool kernel_args = false;
-        for (const CollectiveArgs& args : trace.collectives) {
-            kernel_args = kernel_args || args.on_kernel;
+        any_args = any_args || slot.any_args;
+        used_host_args = used_host_args || slot.host_args;
+        for (const auto& [name, bytes] : slot.by_name) {
+            sums[name] += bytes;
         }
-        // GPU traces carry the arguments twice (on the kernel and on record_param_comms): count
-        // the kernels. CPU traces (gloo) have them on the host operator only.
-        const bool use_host = !kernel_args && !in.reference();
-        double rank_total = 0;
-        for (const CollectiveArgs& args : trace.collectives) {
-            if (args.on_kernel == use_host) {
-                continue;
-            }
-            any_args = true;
-            used_host_args = used_host_args || use_host;
-            const std::string& dtype = trace.names.text(args.dtype);
-            double size = 0;
-            if (in.reference()) {
-                const auto found = reference_sizes().find(dtype);
-                size = found != reference_sizes().end() ? found->second : 0;
-            } else if (const auto known = standard_size(dtype)) {
-                size = *known;
-            } else if (args.has_nelems) {
-                unknown_dtypes.insert(dtype.empty() ? "(none)" : dtype);
-            }
-            const double bytes = args.has_nelems ? args.nelems * size : 0;
-            const std::string& name = trace.names.text(args.collective);
-            sums[name.empty() ? "(unnamed)" : name] += bytes;
-            rank_total += bytes;
-        }
-        out.per_rank[r] = rank_total;
+        unknown_dtypes.insert(slot.unknown_dtypes.begin(), slot.unknown_dtypes.end());
+        out.per_rank[r] = slot.total;
     }
     if (!any_args) {
-        out.why = in.reference() ? "no GPU kernel carries collective arguments (In msg nelems, dtype, Collective name)"
-                                 : "no event carries collective arguments (In msg nelems, dtype, Collective name)";
+        out.why = in().reference() ? "no GPU kernel carries collective arguments (In msg nelems, dtype, Collective name)"
+                                   : "no event carries collective arguments (In msg nelems, dtype, Collective name)";
         return out;
     }
     double total = 0;
@@ -101,11 +135,17 @@ MetricValue metric_collective_volume(const MetricInputs& in) {
         }
         out.notes.push_back(fmt::format("unknown dtype(s) counted as 0 bytes: {}", list));
     }
-    if (in.reference()) {
+    if (in().reference()) {
         out.notes.push_back("as DESIGN.md defines it (by Collective name, mean over ranks); the CCL-Bench "
                             "collective_data_volume tool reads only the first rank file and four NCCL kinds");
     }
     return out;
+}
+
+} // namespace
+
+std::unique_ptr<MetricFold> fold_collective_volume(FoldInputs in, std::size_t ranks) {
+    return std::make_unique<VolumeFold>(std::move(in), ranks);
 }
 
 } // namespace harness::metrics

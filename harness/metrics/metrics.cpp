@@ -12,30 +12,30 @@
 #include <exception>
 #include <fmt/format.h>
 #include <map>
+#include <memory>
+#include <optional>
 #include <thread>
 
 namespace harness::metrics {
 
 namespace {
 
-using MetricFunction = MetricValue (*)(const MetricInputs&);
-
 struct MetricDefinition {
     const char* name;
     const char* summary;  ///< one line, for `ccl-harness list metrics`
-    MetricFunction compute;
+    MetricFoldFactory fold;
     std::optional<ReferencePattern> pattern;  ///< the tool's communication pattern, if it has one
 };
 
 const std::vector<MetricDefinition>& definitions() {
     static const std::vector<MetricDefinition> k_definitions = {
-        {"avg_step_time", "mean duration of the inner training or serving steps (s)", metric_avg_step_time, std::nullopt},
-        {"compute_comm_overlap", "share of communication kernel time overlapped by compute, per inner step (%)", metric_compute_comm_overlap, ReferencePattern::overlap},
-        {"communication_fraction", "communication kernel time over all kernel time, mean of the inner steps (%)", metric_communication_fraction, ReferencePattern::fraction},
-        {"total_communication_time", "merged communication kernel time per inner step (s)", metric_total_communication_time, ReferencePattern::total_time},
-        {"collective_volume", "bytes moved by collectives (message elements x dtype size), by collective (bytes)", metric_collective_volume, std::nullopt},
-        {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", metric_straggler, std::nullopt},
-        {"mfu", "model FLOP utilization: FLOP/token x tokens/s over the accelerators' peak (%)", metric_mfu, std::nullopt},
+        {"avg_step_time", "mean duration of the inner training or serving steps (s)", fold_avg_step_time, std::nullopt},
+        {"compute_comm_overlap", "share of communication kernel time overlapped by compute, per inner step (%)", fold_compute_comm_overlap, ReferencePattern::overlap},
+        {"communication_fraction", "communication kernel time over all kernel time, mean of the inner steps (%)", fold_communication_fraction, ReferencePattern::fraction},
+        {"total_communication_time", "merged communication kernel time per inner step (s)", fold_total_communication_time, ReferencePattern::total_time},
+        {"collective_volume", "bytes moved by collectives (message elements x dtype size), by collective (bytes)", fold_collective_volume, std::nullopt},
+        {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", fold_straggler, std::nullopt},
+        {"mfu", "model FLOP utilization: FLOP/token x tokens/s over the accelerators' peak (%)", fold_mfu, std::nullopt},
     };
     return k_definitions;
 }
@@ -62,64 +62,6 @@ std::vector<const MetricDefinition*> selected(const std::vector<std::string>& na
     return out;
 }
 
-struct LoadedRank {
-    std::optional<RankView> view;
-    std::string not_a_trace;  ///< why a reference-only .json file was read as empty
-    std::exception_ptr error;
-};
-
-/// Reads the traces on up to `threads` threads; each worker takes the next file in turn.
-std::vector<LoadedRank> read_ranks(const std::vector<TraceInput>& traces, unsigned threads) {
-    std::vector<LoadedRank> loaded(traces.size());
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-        for (std::size_t k = next++; k < traces.size(); k = next++) {
-            // Ctrl-C between files: the workers stop taking traces and the check below reports it.
-            if (interrupt_signal() != 0) {
-                break;
-            }
-            const TraceInput& input = traces[k];
-            try {
-                RankTrace trace = read_trace(input.file);
-                long long rank = input.rank >= 0 ? input.rank : trace.distributed_rank.value_or(static_cast<long long>(k));
-                loaded[k].view.emplace(rank, std::move(trace));
-            } catch (const HarnessError& error) {
-                if (input.standard) {
-                    loaded[k].error = std::current_exception();
-                } else {
-                    // Other .json files beside the traces: what each tool makes of them is
-                    // worded by not_a_trace_note.
-                    RankTrace empty;
-                    empty.file = input.file;
-                    loaded[k].view.emplace(-1, std::move(empty));
-                    loaded[k].not_a_trace = error.what();
-                }
-            } catch (...) {
-                loaded[k].error = std::current_exception();
-            }
-        }
-    };
-    unsigned count = threads != 0 ? threads : std::max(1U, std::thread::hardware_concurrency());
-    count = static_cast<unsigned>(std::min<std::size_t>(count, traces.size()));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < count; ++t) {
-        pool.emplace_back(worker);
-    }
-    worker();
-    for (auto& thread : pool) {
-        thread.join();
-    }
-    if (interrupt_signal() != 0) {
-        throw HarnessError("interrupted while reading the traces; nothing was computed", k_exit_interrupted);
-    }
-    for (const auto& rank : loaded) {
-        if (rank.error) {
-            std::rethrow_exception(rank.error);
-        }
-    }
-    return loaded;
-}
-
 bool differs(const MetricValue& a, const MetricValue& b) {
     if (a.value.has_value() != b.value.has_value()) {
         return true;
@@ -131,29 +73,58 @@ bool differs(const MetricValue& a, const MetricValue& b) {
     return std::fabs(*a.value - *b.value) > 1e-9 * scale;
 }
 
-/// The kernel names whose class differs between the default classifier and `pattern`.
-void explain(Disagreement& out, const std::vector<RankView>& ranks, const std::vector<bool>& counted, ReferencePattern pattern) {
-    std::map<std::string, KernelDisagreement> by_name;
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-        const RankView& view = ranks[r];
-        if (!counted[r] || !view.reference_reads_events()) {
+/// The kernels of one rank whose class differs between the default classifier and `pattern`,
+/// by name. Sums are per rank, merged over ranks in report order by merge_kernels.
+std::vector<KernelDisagreement> rank_kernel_disagreements(const RankView& view, ReferencePattern pattern) {
+    if (!view.reference_reads_events()) {
+        return {};
+    }
+    const bool xla = view.basis() == Basis::xla_ops;
+    const ReferencePattern used = xla && pattern == ReferencePattern::overlap ? ReferencePattern::xla_overlap : pattern;
+    const NameTable& names = view.trace().names;
+    // Per name id: -1 not yet classified, 0 agreeing, 1 disagreeing; a name is looked up once,
+    // not once per span.
+    std::vector<signed char> disagrees(names.size(), -1);
+    std::vector<std::size_t> counts(names.size(), 0);
+    std::vector<double> times(names.size(), 0);
+    for (const Span& span : xla ? view.trace().xla_ops : view.trace().kernels) {
+        if (disagrees[span.name] < 0) {
+            disagrees[span.name] = (view.kernel_family(span.name) != CommFamily::none) != view.reference_comm(used, span.name) ? 1 : 0;
+        }
+        if (disagrees[span.name] == 0) {
             continue;
         }
-        const bool xla = view.basis() == Basis::xla_ops;
-        const ReferencePattern used = xla && pattern == ReferencePattern::overlap ? ReferencePattern::xla_overlap : pattern;
-        for (const Span& span : xla ? view.trace().xla_ops : view.trace().kernels) {
-            const CommFamily family = view.kernel_family(span.name);
-            const bool reference = view.reference_comm(used, span.name);
-            if ((family != CommFamily::none) == reference) {
-                continue;
-            }
-            const std::string& name = view.trace().names.text(span.name);
-            KernelDisagreement& entry = by_name[name];
-            entry.name = name;
-            entry.standard = family_label(family);
-            entry.reference = reference ? "communication" : "compute";
-            ++entry.count;
-            entry.time_us += span.dur;
+        ++counts[span.name];
+        times[span.name] += span.dur;
+    }
+    std::vector<KernelDisagreement> out;
+    for (NameId id = 0; id < names.size(); ++id) {
+        if (counts[id] == 0) {
+            continue;
+        }
+        KernelDisagreement entry;
+        entry.name = names.text(id);
+        const CommFamily family = view.kernel_family(id);
+        entry.standard = family_label(family);
+        entry.reference = family == CommFamily::none ? "communication" : "compute";
+        entry.count = counts[id];
+        entry.time_us = times[id];
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+/// The ranks' disagreeing kernels by name, in report order: longest total time first, at most 10.
+void merge_kernels(Disagreement& out, const std::vector<std::vector<KernelDisagreement>>& per_rank, const std::vector<std::size_t>& order) {
+    std::map<std::string, KernelDisagreement> by_name;
+    for (const std::size_t k : order) {
+        for (const KernelDisagreement& rank_entry : per_rank[k]) {
+            KernelDisagreement& entry = by_name[rank_entry.name];
+            entry.name = rank_entry.name;
+            entry.standard = rank_entry.standard;
+            entry.reference = rank_entry.reference;
+            entry.count += rank_entry.count;
+            entry.time_us += rank_entry.time_us;
         }
     }
     std::vector<KernelDisagreement> kernels;
@@ -211,6 +182,119 @@ RankSummary summarize(const RankView& view, const TraceInput& input, const std::
     return out;
 }
 
+/// One wanted metric: its fold in each mode and, where the tool has a pattern, each rank's
+/// disagreeing kernels (kept in case the modes differ, which only finish() tells).
+struct WantedMetric {
+    const MetricDefinition* definition = nullptr;
+    std::unique_ptr<MetricFold> standard;
+    std::unique_ptr<MetricFold> reference;
+    std::vector<std::vector<KernelDisagreement>> kernels;  ///< per rank, by input position
+};
+
+/// What is kept of a rank once its view is gone.
+struct RankResult {
+    long long rank = 0;
+    RankSummary summary;
+    std::string not_a_trace;  ///< why a reference-only .json file was read as empty
+    std::exception_ptr error;
+};
+
+/// The most values alive at once of a counter moved up and down by several threads.
+class PeakCounter {
+public:
+    void enter() {
+        const std::size_t now = ++m_now;
+        std::size_t peak = m_peak.load();
+        while (now > peak && !m_peak.compare_exchange_weak(peak, now)) {
+        }
+    }
+    void leave() { --m_now; }
+    std::size_t peak() const { return m_peak.load(); }
+
+private:
+    std::atomic<std::size_t> m_now{0};
+    std::atomic<std::size_t> m_peak{0};
+};
+
+/// Reads the traces on up to `threads` threads, each worker taking the next file in turn and
+/// folding it into every wanted metric before it drops the rank's view: memory is held for at
+/// most one rank per thread. An unreadable standard trace stops the workers from starting
+/// files after it; the first one in input order is rethrown.
+std::vector<RankResult> fold_ranks(const std::vector<TraceInput>& traces, unsigned threads, std::vector<RankFacts>& facts,
+                                   std::vector<WantedMetric>& wanted, PeakCounter& held) {
+    std::vector<RankResult> results(traces.size());
+    std::atomic<std::size_t> next{0};
+    std::atomic<std::size_t> first_error{traces.size()};
+    auto fold_one = [&](std::size_t k) {
+        const TraceInput& input = traces[k];
+        RankResult& result = results[k];
+        std::optional<RankView> view;
+        try {
+            RankTrace trace = read_trace(input.file);
+            const long long rank = input.rank >= 0 ? input.rank : trace.distributed_rank.value_or(static_cast<long long>(k));
+            view.emplace(rank, std::move(trace));
+        } catch (const HarnessError& error) {
+            if (input.standard) {
+                throw;
+            }
+            // Other .json files beside the traces: what each tool makes of them is worded by
+            // not_a_trace_note.
+            RankTrace empty;
+            empty.file = input.file;
+            view.emplace(-1, std::move(empty));
+            result.not_a_trace = error.what();
+        }
+        result.rank = view->rank();
+        facts[k] = RankFacts{view->basis(), view->reference_reads_events(), input.file};
+        result.summary = summarize(*view, input, result.not_a_trace);
+        for (WantedMetric& metric : wanted) {
+            metric.standard->add(k, *view);
+            metric.reference->add(k, *view);
+            if (metric.definition->pattern && input.reference) {
+                metric.kernels[k] = rank_kernel_disagreements(*view, *metric.definition->pattern);
+            }
+        }
+    };
+    auto worker = [&] {
+        for (std::size_t k = next++; k < traces.size(); k = next++) {
+            // Ctrl-C between files: the workers stop taking traces and the check below reports
+            // it. Files after a failed one are not needed: its error is what is reported.
+            if (interrupt_signal() != 0 || k > first_error.load()) {
+                break;
+            }
+            held.enter();
+            try {
+                fold_one(k);
+            } catch (...) {
+                results[k].error = std::current_exception();
+                std::size_t seen = first_error.load();
+                while (k < seen && !first_error.compare_exchange_weak(seen, k)) {
+                }
+            }
+            held.leave();
+        }
+    };
+    unsigned count = threads != 0 ? threads : std::max(1U, std::thread::hardware_concurrency());
+    count = static_cast<unsigned>(std::min<std::size_t>(count, traces.size()));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < count; ++t) {
+        pool.emplace_back(worker);
+    }
+    worker();
+    for (auto& thread : pool) {
+        thread.join();
+    }
+    if (interrupt_signal() != 0) {
+        throw HarnessError("interrupted while reading the traces; nothing was computed", k_exit_interrupted);
+    }
+    for (const auto& result : results) {
+        if (result.error) {
+            std::rethrow_exception(result.error);
+        }
+    }
+    return results;
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, std::string>> metric_summaries() {
@@ -250,21 +334,45 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
         }
     }
 
-    std::vector<LoadedRank> loaded = read_ranks(input.traces, options.threads);
-    // Ranks in rank order for the report; the sums do not depend on it beyond rounding.
-    std::vector<std::size_t> order(loaded.size());
+    const std::size_t count = input.traces.size();
+    FoldInputs standard_in;
+    FoldInputs reference_in;
+    standard_in.mode = MetricMode::standard;
+    reference_in.mode = MetricMode::reference;
+    for (const TraceInput& trace : input.traces) {
+        standard_in.counted.push_back(trace.standard);
+        reference_in.counted.push_back(trace.reference);
+    }
+    std::vector<RankFacts> facts(count);
+    standard_in.facts = reference_in.facts = &facts;
+    standard_in.card = reference_in.card = card && card->error.empty() ? &*card : nullptr;
+    std::vector<WantedMetric> metrics;
+    for (const MetricDefinition* definition : wanted) {
+        WantedMetric metric;
+        metric.definition = definition;
+        metric.standard = definition->fold(standard_in, count);
+        metric.reference = definition->fold(reference_in, count);
+        metric.kernels.resize(definition->pattern ? count : 0);
+        metrics.push_back(std::move(metric));
+    }
+
+    PeakCounter held;
+    const std::vector<RankResult> results = fold_ranks(input.traces, options.threads, facts, metrics, held);
+    report.ranks_held_at_once = held.peak();
+    // Ranks in rank order for the report; every sum over ranks is taken in this order.
+    std::vector<std::size_t> order(count);
     for (std::size_t k = 0; k < order.size(); ++k) {
         order[k] = k;
     }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return loaded[a].view->rank() < loaded[b].view->rank(); });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return results[a].rank < results[b].rank; });
     const bool kineto_present = std::any_of(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return kineto_named_json(t.file); });
     // A directory whose traces are all .json.gz: the tools list names ending in .json only, so
     // they find nothing, and "no ProfilerStep" would send the reader looking in the wrong place.
     std::size_t gzip_traces = 0;
     bool reference_reads_a_trace = false;
-    for (std::size_t k = 0; k < loaded.size(); ++k) {
+    for (std::size_t k = 0; k < count; ++k) {
         gzip_traces += input.traces[k].standard && ends_with(input.traces[k].file.filename().string(), ".json.gz") ? 1U : 0U;
-        reference_reads_a_trace = reference_reads_a_trace || (input.traces[k].reference && loaded[k].not_a_trace.empty());
+        reference_reads_a_trace = reference_reads_a_trace || (input.traces[k].reference && results[k].not_a_trace.empty());
     }
     const bool only_gzip = gzip_traces > 0 && !reference_reads_a_trace;
     if (only_gzip) {
@@ -274,24 +382,16 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
                                            "here {} .json.gz, so the tools find no trace: gunzip them to compare",
                                            gzip_traces, gzip_traces == 1 ? "" : "s", gzip_traces == 1 ? "is" : "are"));
     }
-    std::vector<RankView> views;
-    std::vector<bool> standard_counted;
-    std::vector<bool> reference_counted;
     for (const std::size_t k : order) {
-        report.ranks.push_back(summarize(*loaded[k].view, input.traces[k], loaded[k].not_a_trace));
-        if (!loaded[k].not_a_trace.empty()) {
-            report.notes.push_back(not_a_trace_note(input.traces[k].file, kineto_present, loaded[k].not_a_trace));
+        report.ranks.push_back(results[k].summary);
+        if (!results[k].not_a_trace.empty()) {
+            report.notes.push_back(not_a_trace_note(input.traces[k].file, kineto_present, results[k].not_a_trace));
         }
-        views.push_back(std::move(*loaded[k].view));
-        standard_counted.push_back(input.traces[k].standard);
-        reference_counted.push_back(input.traces[k].reference);
     }
-    const CardFacts* facts = card && card->error.empty() ? &*card : nullptr;
-    const MetricInputs standard{views, standard_counted, MetricMode::standard, facts};
-    const MetricInputs reference{views, reference_counted, MetricMode::reference, facts};
-    for (const MetricDefinition* definition : wanted) {
-        MetricValue standard_value = definition->compute(standard);
-        MetricValue reference_value = definition->compute(reference);
+    for (WantedMetric& metric : metrics) {
+        const MetricDefinition* definition = metric.definition;
+        MetricValue standard_value = metric.standard->finish(order);
+        MetricValue reference_value = metric.reference->finish(order);
         if (only_gzip && !reference_value.value) {
             reference_value.why = "no plain .json trace: the CCL-Bench tools read *.json only (tools/json_sampling.py:34) and the traces here "
                                   "are .json.gz";
@@ -304,7 +404,7 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
             disagreement.metric = definition->name;
             if (definition->pattern) {
                 disagreement.pattern = pattern_text(*definition->pattern);
-                explain(disagreement, views, reference_counted, *definition->pattern);
+                merge_kernels(disagreement, metric.kernels, order);
             }
             disagreement.standard = standard_value;
             disagreement.reference = reference_value;

@@ -83,6 +83,9 @@ struct MetricsReport {
     std::vector<MetricValue> metrics;  ///< in the chosen mode, in the order asked for
     std::vector<Disagreement> disagreements;
     std::vector<std::string> notes;
+    /// The most ranks whose tables were in memory at the same time (measured): at most the
+    /// thread count, whatever the number of ranks, since each rank is folded and dropped.
+    std::size_t ranks_held_at_once = 0;
 };
 
 /// Reads every rank trace at `path` (in parallel) and computes the metrics. Bad input (no

@@ -100,6 +100,7 @@ Json metrics_to_json(const MetricsReport& report) {
         ranks.push_back(r);
     }
     out["ranks"] = ranks;
+    out["ranks_held_at_once"] = static_cast<long long>(report.ranks_held_at_once);
     Json metrics = Json::object();
     for (const MetricValue& value : report.metrics) {
         metrics[value.metric] = value_json(value);
