@@ -8,6 +8,7 @@
 #include <vector>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace harness::metrics::json_scan {
 
@@ -157,7 +158,49 @@ std::size_t decode_string(std::string_view raw, std::string& out) {
     return std::string_view::npos;
 }
 
+namespace {
+
+/// The common number ("1700000000005.000", "12", "-3.5") with no bound check per character, when
+/// the buffer holds more than any such token; anything else (an exponent, a literal, an error,
+/// a very long token) returns nullptr and takes the checked path.
+const char* scan_plain_number(const char* p, const char* end) {
+    constexpr std::ptrdiff_t k_longest = 40;
+    if (end - p <= k_longest) {
+        return nullptr;
+    }
+    const char* limit = p + k_longest;
+    if (*p == '-') {
+        ++p;
+    }
+    if (*p == '0') {
+        ++p;
+    } else if (is_digit(*p)) {
+        while (p < limit && is_digit(*p)) {
+            ++p;
+        }
+    } else {
+        return nullptr;
+    }
+    if (*p == '.') {
+        ++p;
+        if (!is_digit(*p)) {
+            return nullptr;
+        }
+        while (p < limit && is_digit(*p)) {
+            ++p;
+        }
+    }
+    return p < limit && *p != 'e' && *p != 'E' ? p : nullptr;
+}
+
+} // namespace
+
 std::string_view scan_number(Cursor& c) {
+    if (const char* after = scan_plain_number(c.p, c.end)) {
+        const std::string_view token(c.p, static_cast<std::size_t>(after - c.p));
+        c.p = after;
+        return token;
+    }
     const char* start = c.p;
     const char* q = c.p;
     if (at(c, q) == '-') {
@@ -204,9 +247,10 @@ std::string_view scan_number(Cursor& c) {
 }
 
 bool to_double(std::string_view token, double& out) {
-    // Clinger's fast path: up to 15 significant digits and a power of ten up to 22 are exact in a
-    // double, so one IEEE division (or product) is correctly rounded, the same double from_chars
-    // gives. Trace timestamps ("1700000000005.000") nearly always qualify; the rest take from_chars.
+    // Clinger's fast path: a mantissa up to 2^53 and a power of ten up to 22 are exact in a
+    // double, so one IEEE division is correctly rounded, the same double from_chars gives. Trace
+    // timestamps ("1700000000005.000") nearly always qualify; the rest take from_chars.
+    constexpr std::uint64_t k_exact_integer = std::uint64_t{1} << 53;
     static constexpr double k_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                          1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char* p = token.data();
@@ -223,7 +267,7 @@ bool to_double(std::string_view token, double& out) {
             mantissa = mantissa * 10 + static_cast<std::uint64_t>(ch - '0');
             digits += mantissa != 0 ? 1 : 0;
             fraction += dot ? 1 : 0;
-            if (digits > 15) {
+            if (digits > 19) {
                 break;  // before the mantissa could overflow; from_chars takes it
             }
         } else if (ch == '.' && !dot) {
@@ -232,7 +276,7 @@ bool to_double(std::string_view token, double& out) {
             break;
         }
     }
-    if (p == last && digits <= 15 && fraction <= 22 && p != token.data() + (negative ? 1 : 0)) {
+    if (p == last && mantissa <= k_exact_integer && fraction <= 22 && p != token.data() + (negative ? 1 : 0)) {
         const double value = static_cast<double>(mantissa) / k_pow10[fraction];
         out = negative ? -value : value;
         return true;

@@ -220,7 +220,7 @@ private:
 /// folding it into every wanted metric before it drops the rank's view: memory is held for at
 /// most one rank per thread. An unreadable standard trace stops the workers from starting
 /// files after it; the first one in input order is rethrown.
-std::vector<RankResult> fold_ranks(const std::vector<TraceInput>& traces, unsigned threads, std::vector<RankFacts>& facts,
+std::vector<RankResult> fold_ranks(const std::vector<TraceInput>& traces, const ReadOptions& read, unsigned threads, std::vector<RankFacts>& facts,
                                    std::vector<WantedMetric>& wanted, PeakCounter& held) {
     std::vector<RankResult> results(traces.size());
     std::atomic<std::size_t> next{0};
@@ -230,7 +230,7 @@ std::vector<RankResult> fold_ranks(const std::vector<TraceInput>& traces, unsign
         RankResult& result = results[k];
         std::optional<RankView> view;
         try {
-            RankTrace trace = read_trace(input.file);
+            RankTrace trace = read_trace(input.file, read);
             const long long rank = input.rank >= 0 ? input.rank : trace.distributed_rank.value_or(static_cast<long long>(k));
             view.emplace(rank, std::move(trace));
         } catch (const HarnessError& error) {
@@ -357,7 +357,10 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
     }
 
     PeakCounter held;
-    const std::vector<RankResult> results = fold_ranks(input.traces, options.threads, facts, metrics, held);
+    // What the reader keeps follows the metrics asked for.
+    ReadOptions read;
+    read.collective_args = std::any_of(wanted.begin(), wanted.end(), [](const MetricDefinition* d) { return std::string_view(d->name) == "collective_volume"; });
+    const std::vector<RankResult> results = fold_ranks(input.traces, read, options.threads, facts, metrics, held);
     report.ranks_held_at_once = held.peak();
     // Ranks in rank order for the report; every sum over ranks is taken in this order.
     std::vector<std::size_t> order(count);

@@ -41,6 +41,28 @@ struct Number {
     double value = 0;
     const char* bad_at = nullptr;
 
+    /// Whether the value is a finite number, converting only when the text does not already
+    /// say so: digits with a sign and a point, short enough to be far from overflow and
+    /// underflow (most ts and dur of events the metrics do not keep).
+    bool finite() {
+        if (bad_at != nullptr || converted) {
+            return bad_at == nullptr;
+        }
+        constexpr std::size_t k_surely_finite = 300;
+        bool plain = token.size() <= k_surely_finite;
+        for (std::size_t k = 0; plain && k < token.size(); ++k) {
+            const char ch = token[k];
+            plain = (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
+        }
+        return plain || convert();
+    }
+
+    /// The value, converted on first use; only for numbers found finite().
+    double get() {
+        convert();
+        return value;
+    }
+
     /// Converts the token; false (and bad_at set) when it is not a finite number.
     bool convert() {
         if (!converted && bad_at == nullptr) {
@@ -94,7 +116,7 @@ struct RawEvent {
 
 class TraceReader {
 public:
-    TraceReader(const fs::path& path, const ReadOptions& options) : m_source(ByteSource::open(path)) {
+    TraceReader(const fs::path& path, const ReadOptions& options) : m_source(ByteSource::open(path)), m_collective_args(options.collective_args) {
         m_trace.file = path;
         m_trace.compressed = m_source->compressed();
         m_buffer.resize(std::max<std::size_t>(options.buffer_bytes, 64));
@@ -447,7 +469,14 @@ private:
             case EventKey::dur: read_number(c, m_event.dur); break;
             case EventKey::pid: read_id(c, m_event.pid); break;
             case EventKey::tid: read_id(c, m_event.tid); break;
-            case EventKey::args: parse_args(c); break;
+            case EventKey::args:
+                // Metadata events name processes and threads in their args; Kineto writes ph first.
+                if (m_collective_args || !m_event.ph.present || m_event.ph.text == "M") {
+                    parse_args(c);
+                } else {
+                    json_scan::skip_value(c, 1);
+                }
+                break;
             case EventKey::other: json_scan::skip_value(c, 1); break;
             }
             const char next = peek_token(c);
@@ -466,7 +495,7 @@ private:
         if (!number.present) {
             fail(m_event.start, fmt::format("traceEvents[{}] (\"{}\", ph X) has no {}", m_trace.events - 1, m_event.name.text, field));
         }
-        if (!number.convert()) {
+        if (!number.finite()) {
             fail(number.bad_at,
                  fmt::format("traceEvents[{}] (\"{}\"): {} is not a finite number", m_trace.events - 1, m_event.name.text, field));
         }
@@ -486,7 +515,7 @@ private:
     }
 
     void add_step(StepKind kind, long long number) {
-        m_trace.steps.push_back(StepMarker{m_event.ts.value, m_event.dur.value, number, m_trace.names.intern(m_event.name.text), kind});
+        m_trace.steps.push_back(StepMarker{m_event.ts.get(), m_event.dur.get(), number, m_trace.names.intern(m_event.name.text), kind});
     }
 
     void add_collective_args(bool on_kernel, std::size_t span) {
@@ -540,7 +569,7 @@ private:
         if (m_event.cat.present && cat == "kernel") {
             // The pid: the CCL-Bench straggler tool groups kernels by (file, pid).
             m_trace.kernels.push_back(
-                Span{m_event.ts.value, m_event.dur.value, m_trace.names.intern(name), m_trace.names.intern(m_event.pid.text)});
+                Span{m_event.ts.get(), m_event.dur.get(), m_trace.names.intern(name), m_trace.names.intern(m_event.pid.text)});
             add_collective_args(true, m_trace.kernels.size() - 1);
             return;
         }
@@ -562,17 +591,18 @@ private:
         }
         if (annotation || (m_event.cat.present && cat == "cpu_op")) {
             if (host_role(name) != HostRole::other) {
-                m_trace.host_ops.push_back(Span{m_event.ts.value, m_event.dur.value, m_trace.names.intern(name), 0});
+                m_trace.host_ops.push_back(Span{m_event.ts.get(), m_event.dur.get(), m_trace.names.intern(name), 0});
                 add_collective_args(false, m_trace.host_ops.size() - 1);
             }
             return;
         }
         if (!m_event.cat.present && !legacy) {
-            m_trace.xla_ops.push_back(Span{m_event.ts.value, m_event.dur.value, m_trace.names.intern(name), m_trace.names.intern(thread_key())});
+            m_trace.xla_ops.push_back(Span{m_event.ts.get(), m_event.dur.get(), m_trace.names.intern(name), m_trace.names.intern(thread_key())});
         }
     }
 
     std::unique_ptr<ByteSource> m_source;
+    bool m_collective_args = true;
     std::vector<char> m_buffer;
     std::size_t m_begin = 0;  ///< first byte not yet parsed
     std::size_t m_end = 0;    ///< one past the last byte read

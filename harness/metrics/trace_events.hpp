@@ -70,7 +70,12 @@ struct RankTrace {
 };
 
 struct ReadOptions {
-    std::size_t buffer_bytes = std::size_t{8} << 20;  ///< grows when one event is larger
+    /// Starts small enough to stay in cache while it is parsed, and grows when one event is larger.
+    std::size_t buffer_bytes = std::size_t{1} << 20;
+    /// Keep the NCCL arguments of collectives (RankTrace::collectives): only collective_volume
+    /// reads them, and walking every event's args is a quarter of the parse. Without them the
+    /// args of all but metadata (ph "M") events are skipped, still checked as JSON.
+    bool collective_args = true;
 };
 
 /// Reads one trace file. Malformed input (not JSON, truncated, wrong top-level type, traceEvents

@@ -4,6 +4,10 @@
 #include "metrics/reference_sampling.hpp"
 
 #include <catch2/catch.hpp>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
 
 using namespace harness::metrics;
 
@@ -110,4 +114,30 @@ TEST_CASE("intervals merge, measure and intersect like the tools", "[metrics]") 
     CHECK(total_length(merged) == 7);
     CHECK(intersection_length(merged, merge_intervals({{1, 6}, {8, 20}})) == Approx(2 + 1 + 1));
     CHECK(intersection_length({}, merged) == 0);
+}
+
+TEST_CASE("the compiled reference patterns agree with an ECMAScript regex on every name", "[metrics]") {
+    // reference_patterns.cpp matches the tools' patterns with its own small matcher; std::regex
+    // (what it replaced, and what Python's re does for these ASCII patterns) is the oracle.
+    const std::vector<std::string> pieces = {"nccl", "NCCL", "all", "_", "-", "reduce", "Reduce", "gather", "scatter", "to", "broadcast",
+                                             "cross", "device", "send", "recv", "sendrecv", "p2p", "communicate", "collective",
+                                             "ncclDevKernel", "ncclKernel", "x", "__", "--", "a", "ll", "_-", "allreduce", "ALL-TO-ALL"};
+    std::mt19937 random(11);
+    std::vector<std::string> names = {"", "nccl", "x_nccl", "all__reduce", "all-_reduce", "ALL_reduce", "allreduc", "all-to_all",
+                                      "cross-device", "crossdevice", "cross__device", "NcClDeVkErNeL_x"};
+    for (int k = 0; k < 4000; ++k) {
+        std::string name;
+        const int count = static_cast<int>(random() % 6);
+        for (int p = 0; p < count; ++p) {
+            name += pieces[random() % pieces.size()];
+        }
+        names.push_back(name);
+    }
+    for (const auto pattern : {ReferencePattern::overlap, ReferencePattern::fraction, ReferencePattern::total_time, ReferencePattern::xla_overlap}) {
+        const std::regex oracle(pattern_text(pattern), std::regex::ECMAScript | std::regex::icase);
+        for (const std::string& name : names) {
+            INFO(pattern_text(pattern) << " on \"" << name << "\"");
+            REQUIRE(reference_is_comm(pattern, name) == std::regex_search(name, oracle));
+        }
+    }
 }
