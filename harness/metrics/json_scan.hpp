@@ -22,6 +22,8 @@ struct SyntaxError {
     const char* what;
 };
 
+/// The bytes in hand, [p, end). The byte at `end` must be readable and not white space (a NUL
+/// sentinel, as std::string has): white space is skipped without a bound check per byte.
 struct Cursor {
     const char* p;
     const char* end;
@@ -31,15 +33,15 @@ inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\
 
 /// Skips whitespace and returns the next character without consuming it.
 inline char peek_token(Cursor& c) {
-    while (true) {
-        if (c.p >= c.end) {
-            throw NeedMore{};
-        }
-        if (!is_ws(*c.p)) {
-            return *c.p;
-        }
-        ++c.p;
+    const char* p = c.p;
+    while (is_ws(*p)) {  // stops at the sentinel at the latest
+        ++p;
     }
+    c.p = p;
+    if (p >= c.end) {
+        throw NeedMore{};
+    }
+    return *p;
 }
 
 inline void expect(Cursor& c, char wanted, const char* what) {

@@ -334,6 +334,21 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
         }
     }
 
+    // --reference shows the tools' values: above 16 files they read a sample of 16, so the
+    // files outside it are not read at all (the default mode, kept for the disagreements, is then
+    // computed on the same files). The straggler tool reads every rank*_trace.json: with it
+    // asked for, every file is read.
+    const bool straggler = std::any_of(wanted.begin(), wanted.end(), [](const MetricDefinition* d) { return std::string_view(d->name) == "straggler"; });
+    if (options.reference && !straggler) {
+        const std::size_t before = input.traces.size();
+        input.traces.erase(std::remove_if(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.outside_sample; }),
+                           input.traces.end());
+        if (input.traces.size() < before) {
+            report.notes.push_back(fmt::format("--reference: the {} .json files outside the tools' sample are not read; the default-mode "
+                                               "values in the disagreements are over the {} files read",
+                                               before - input.traces.size(), input.traces.size()));
+        }
+    }
     const std::size_t count = input.traces.size();
     FoldInputs standard_in;
     FoldInputs reference_in;

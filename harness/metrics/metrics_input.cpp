@@ -117,9 +117,11 @@ void apply_reference_sample(MetricsInput& input) {
     }
     for (const std::size_t k : json) {
         input.traces[k].reference = false;
+        input.traces[k].outside_sample = true;
     }
     for (const std::size_t k : kept) {
         input.traces[json[k]].reference = true;
+        input.traces[json[k]].outside_sample = false;
     }
     input.notes.push_back(fmt::format("--reference reads {} of the {} .json files, the sample the CCL-Bench tools draw "
                                       "(random.Random(42).sample)",

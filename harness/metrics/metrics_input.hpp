@@ -15,6 +15,7 @@ struct TraceInput {
     long long rank = -1;          ///< from the file name, -1 when it does not say
     bool standard = true;         ///< read by the default mode (a rank trace by its name)
     bool reference = true;        ///< read by --reference (select_json_files: every *.json, sampled above 16)
+    bool outside_sample = false;  ///< a .json the tools would list but leave out of their sample of 16
 };
 
 struct MetricsInput {

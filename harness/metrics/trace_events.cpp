@@ -119,7 +119,8 @@ public:
     TraceReader(const fs::path& path, const ReadOptions& options) : m_source(ByteSource::open(path)), m_collective_args(options.collective_args) {
         m_trace.file = path;
         m_trace.compressed = m_source->compressed();
-        m_buffer.resize(std::max<std::size_t>(options.buffer_bytes, 64));
+        // One byte more than is ever read into: the sentinel json_scan::Cursor asks for.
+        m_buffer.resize(std::max<std::size_t>(options.buffer_bytes, 64) + 1);
     }
 
 private:
@@ -153,6 +154,8 @@ public:
 private:
     // ---- buffer management -------------------------------------------------------------------
 
+    std::size_t capacity() const { return m_buffer.size() - 1; }
+
     /// Moves the unparsed bytes to the front, grows the buffer when one unit fills it, reads more.
     bool refill() {
         if (m_eof) {
@@ -164,18 +167,19 @@ private:
             m_end -= m_begin;
             m_begin = 0;
         }
-        if (m_end == m_buffer.size()) {
+        if (m_end == capacity()) {
             // One unit (an event, a top-level member, a run of white space) is held whole: a
             // bounded buffer is what keeps a hostile trace from taking memory by the gigabyte.
-            if (m_buffer.size() >= m_max_unit) {
+            if (capacity() >= m_max_unit) {
                 fail(m_buffer.data(), fmt::format("one JSON value (or run of white space) larger than {} ({})",
                                                   format_size(m_max_unit), input_limit_hint(InputLimit::json_value_bytes)));
             }
-            m_buffer.resize(std::min<std::size_t>(m_buffer.size() * 2, m_max_unit));
+            m_buffer.resize(std::min<std::size_t>(capacity() * 2, m_max_unit) + 1);
         }
-        const std::size_t got = m_source->read(m_buffer.data() + m_end, m_buffer.size() - m_end);
+        const std::size_t got = m_source->read(m_buffer.data() + m_end, capacity() - m_end);
         m_eof = got == 0;
         m_end += got;
+        m_buffer[m_end] = '\0';
         if (m_base + m_end > m_max_inflated) {
             fail(m_buffer.data() + m_end - got, fmt::format("the trace is larger than {} uncompressed ({})",
                                                             format_size(m_max_inflated),

@@ -236,3 +236,27 @@ TEST_CASE("folded metrics: one rank, and a mode that counts no rank", "[fold][me
         CHECK(kernel_times_rounded(values_json(report)) == normalized(k_expected_gzip_reference));
     }
 }
+
+TEST_CASE("--reference reads only the tools' sample of 16, unless straggler (which reads every file) is asked", "[fold][metrics]") {
+    // json_sampling.py samples 16 of more than 16 .json files; straggler/_common.py:8 globs every
+    // rank*_trace.json (tools @1d257f07b35b).
+    TempDir dir;
+    write_fixture(dir.path() / "twenty", 20);
+    MetricsOptions options;
+    options.reference = true;
+    options.metrics = {"compute_comm_overlap"};
+    const MetricsReport sampled = compute_metrics(dir.path() / "twenty", options);
+    CHECK(sampled.ranks.size() == 16);
+    CHECK(std::any_of(sampled.notes.begin(), sampled.notes.end(),
+                      [](const std::string& n) { return n.find("the 4 .json files outside the tools' sample are not read") != std::string::npos; }));
+    // The values are those of the full read, where the reference counts the same 16.
+    options.metrics = {"compute_comm_overlap", "straggler"};
+    const MetricsReport all = compute_metrics(dir.path() / "twenty", options);
+    CHECK(all.ranks.size() == 20);
+    REQUIRE(sampled.metrics[0].value);
+    CHECK(*sampled.metrics[0].value == *all.metrics[0].value);
+    // The default mode reads every rank.
+    options.reference = false;
+    options.metrics = {"compute_comm_overlap"};
+    CHECK(compute_metrics(dir.path() / "twenty", options).ranks.size() == 20);
+}
