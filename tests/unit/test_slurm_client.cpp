@@ -1,0 +1,360 @@
+// SlurmClient and the follow loop against a scripted ProcessRunner: every command line the
+// client runs must be the next one scripted, or the test fails. No slurmctld, no sleeping.
+//
+// The output formats are Slurm's own (SchedMD/slurm at 284c3b95f0):
+//   scontrol show job -o   src/scontrol/info_job.c:171 (-o: fields joined by " " instead of
+//                          "\n   "), :179 JobId=, :199 JobName= (free text), :234 JobState=,
+//                          :236-242 Reason= (state_desc, white space replaced by '_'), :244 Reason=
+//                          (job_state_reason_string: "Priority", src/common/job_state_reason.c:60),
+//                          :254 Restarts=, :262 ExitCode=%u:%u, :296 RunTime=, :418 NodeList=,
+//                          :773 Comment= (free text, spaces kept)
+//   job state names        src/common/slurm_protocol_defs.c:2891-2945 (REQUEUED, NODE_FAIL...)
+//   scontrol errors        src/scontrol/info_job.c:1486 slurm_perror("slurm_load_jobs error"),
+//                          src/common/slurm_errno.c:186 "Unable to contact slurm controller
+//                          (connect failure)", :289 "Invalid job id specified"
+//   sbatch --parsable      src/sbatch/sbatch.c:349-351 "%u" then ";%s" with a cluster;
+//                          :331 error("Batch job submission failed: %m")
+//   sacct --parsable2      src/sacct/print.c:1963 "%s by %u" for a cancelled job's State
+#include "slurm_client.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <deque>
+
+using namespace harness;
+
+namespace {
+
+struct ScriptedAnswer {
+    std::string command; ///< argv joined with single spaces
+    std::string output;
+    int code = 0;
+};
+
+/// Answers each expected command line in order; anything else fails the test.
+class ScriptedRunner : public ProcessRunner {
+public:
+    ScriptedRunner& expect(std::string command, std::string output, int code = 0) {
+        m_script.push_back({std::move(command), std::move(output), code});
+        return *this;
+    }
+
+    /// The last expected answer, given for as many calls as come.
+    ScriptedRunner& then_forever(std::string command, std::string output, int code = 0) {
+        m_forever = true;
+        return expect(std::move(command), std::move(output), code);
+    }
+
+    ExitStatus run(const Command& command) override {
+        std::string line;
+        for (const auto& arg : command.argv) {
+            line += (line.empty() ? "" : " ") + arg;
+        }
+        m_seen.push_back(command);
+        if (m_script.empty()) {
+            FAIL("unexpected command (script exhausted): " << line);
+        }
+        const ScriptedAnswer answer = m_script.front();
+        if (!m_forever || m_script.size() > 1) {
+            m_script.pop_front();
+        }
+        if (answer.command != line) {
+            FAIL("unexpected command: " << line << "\n  expected: " << answer.command);
+        }
+        ExitStatus status;
+        status.code = answer.code;
+        status.output = answer.output;
+        return status;
+    }
+
+    bool done() const { return m_script.empty() || (m_forever && m_script.size() == 1); }
+    const std::vector<Command>& seen() const { return m_seen; }
+
+private:
+    std::deque<ScriptedAnswer> m_script;
+    std::vector<Command> m_seen;
+    bool m_forever = false;
+};
+
+/// Time passes only when the loop sleeps; Ctrl-C arrives before a chosen poll.
+class ScriptedWaiter : public SlurmWaiter {
+public:
+    double now() override { return m_now; }
+    void sleep(double seconds, bool /*wake_on_interrupt*/) override {
+        m_now += seconds;
+        m_sleeps.push_back(seconds);
+    }
+    bool interrupted() override { return m_interrupt_at_poll >= 0 && m_polls++ >= m_interrupt_at_poll; }
+
+    int m_interrupt_at_poll = -1;
+    int m_polls = 0;
+    double m_now = 1000;
+    std::vector<double> m_sleeps;
+};
+
+/// One line of `scontrol show job -o`, shaped as info_job.c prints it.
+std::string job_line(const std::string& state, const std::string& reason, int restarts = 0, const std::string& exit_code = "0:0",
+                     const std::string& nodes = "localhost", const std::string& comment = "") {
+    std::string line = "JobId=42 JobName=ccl bench UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901758 "
+                       "Nice=0 Account=(null) QOS=normal JobState=" +
+                       state + " Reason=" + reason + " Dependency=(null) Requeue=1 Restarts=" + std::to_string(restarts) +
+                       " BatchFlag=1 Reboot=0 ExitCode=" + exit_code +
+                       " RunTime=00:00:07 TimeLimit=00:10:00 TimeMin=N/A SubmitTime=2024-05-01T10:00:00 "
+                       "EligibleTime=2024-05-01T10:00:00 AccrueTime=2024-05-01T10:00:00 Partition=gpu "
+                       "AllocNode:Sid=localhost:123 ReqNodeList=(null) ExcNodeList=(null) NodeList=" +
+                       nodes +
+                       " BatchHost=localhost NumNodes=1 NumCPUs=128 NumTasks=4 CPUs/Task=32 "
+                       "ReqB:S:C:T=0:0:*:* TRES=cpu=128,mem=500G,node=1,billing=128,gres/gpu=4 "
+                       "Socks/Node=* Features=gpu DelayBoot=00:00:00 OverSubscribe=NO Contiguous=0 "
+                       "Licenses=(null) Network=(null) Command=/runs/a b/rendered/launch.sh "
+                       "WorkDir=/runs/a b/rendered";
+    if (!comment.empty()) {
+        line += " Comment=" + comment;
+    }
+    return line + " StdErr=/runs/a b/rendered/logs/ccl-42.out Power=\n";
+}
+
+const std::string k_query = "scontrol show job -o 42";
+const std::string k_unreachable = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n";
+
+ClusterProfile local_cluster() {
+    ClusterProfile cluster;
+    cluster.name = "slurm-local";
+    cluster.slurm_conf = "/tmp/ccl-harness-slurm-local/slurm.conf";
+    return cluster;
+}
+
+/// Events as text, in the order the loop raised them.
+struct Recorder {
+    std::vector<std::string> events;
+
+    SlurmFollowEvents hooks() {
+        SlurmFollowEvents out;
+        out.controller_unreachable = [this] { events.push_back("unreachable"); };
+        out.requeued = [this](long long restarts) { events.push_back("requeued " + std::to_string(restarts)); };
+        out.started = [this](const SlurmJob& job) { events.push_back("started on " + job.nodes); };
+        out.state_changed = [this](const SlurmJob& job) { events.push_back(job.state + " (" + job.reason + ")"); };
+        out.cancelling = [this] { events.push_back("cancelling"); };
+        return out;
+    }
+};
+
+} // namespace
+
+TEST_CASE("scontrol's one-line output keeps values with spaces whole", "[slurm_client]") {
+    const auto fields = parse_scontrol_job(job_line("RUNNING", "None", 0, "0:0", "nid[001-004]", "lr sweep, point 3 of 8"));
+    CHECK(fields.at("JobName") == "ccl bench");
+    CHECK(fields.at("JobState") == "RUNNING");
+    CHECK(fields.at("Comment") == "lr sweep, point 3 of 8");
+    CHECK(fields.at("Command") == "/runs/a b/rendered/launch.sh");
+    CHECK(fields.at("WorkDir") == "/runs/a b/rendered");
+    CHECK(fields.at("NodeList") == "nid[001-004]");
+    CHECK(fields.at("AllocNode:Sid") == "localhost:123");
+    CHECK(fields.at("Socks/Node") == "*");
+    CHECK(fields.at("TRES") == "cpu=128,mem=500G,node=1,billing=128,gres/gpu=4");
+    CHECK(fields.at("Power").empty());
+    SECTION("a lower-case word=value inside a free-text value does not start a key") {
+        const auto more = parse_scontrol_job("JobId=7 JobState=PENDING Reason=launch_failed_requeued_held "
+                                             "Comment=try lr=3e-4 and bs=8 ExitCode=0:0");
+        CHECK(more.at("Comment") == "try lr=3e-4 and bs=8");
+        CHECK(more.at("Reason") == "launch_failed_requeued_held");
+        CHECK(more.at("ExitCode") == "0:0");
+    }
+}
+
+TEST_CASE("query reads state, reason, exit code, nodes and restarts", "[slurm_client]") {
+    ScriptedRunner runner;
+    runner.expect(k_query, job_line("REQUEUED", "BeginTime", 2, "0:15", "nid001", "needs a  retry"));
+    const SlurmClient client(runner, local_cluster());
+    const SlurmJob job = client.query("42");
+    CHECK(job.known);
+    CHECK_FALSE(job.unreachable);
+    CHECK(job.state == "REQUEUED");
+    CHECK(job.reason == "BeginTime");
+    CHECK(job.exit_code == "0:15");
+    CHECK(job.nodes == "nid001");
+    CHECK(job.restarts == 2);
+    CHECK(job.elapsed == "00:00:07");
+    // The profile's SLURM_CONF reaches the client tools.
+    const auto& env = runner.seen().front().env;
+    const auto conf = std::find_if(env.rbegin(), env.rend(), [](const auto& kv) { return kv.first == "SLURM_CONF"; });
+    REQUIRE(conf != env.rend());
+    CHECK(conf->second == "/tmp/ccl-harness-slurm-local/slurm.conf");
+}
+
+TEST_CASE("submit returns the job id, or sbatch's own message when it refuses", "[slurm_client]") {
+    ScriptedRunner runner;
+    const SlurmClient client(runner, local_cluster());
+    SECTION("accepted, with a federation cluster after the id") {
+        runner.expect("sbatch --parsable /r/launch.sh", "42;perlmutter\n");
+        const SlurmSubmission submitted = client.submit("/r/launch.sh", "/r", {{"CCL_RUN_DIR", "/r"}});
+        CHECK(submitted.ok());
+        CHECK(submitted.job_id == "42");
+        CHECK(runner.seen().front().cwd == "/r");
+        CHECK(runner.seen().front().env.back() == std::pair<std::string, std::string>("CCL_RUN_DIR", "/r"));
+    }
+    SECTION("refused") {
+        runner.expect("sbatch --parsable /r/launch.sh",
+                      "sbatch: error: Batch job submission failed: Invalid account or account/partition "
+                      "combination specified\n",
+                      1);
+        const SlurmSubmission submitted = client.submit("/r/launch.sh", "/r", {});
+        CHECK_FALSE(submitted.ok());
+        CHECK(submitted.error == "sbatch: error: Batch job submission failed: Invalid account or "
+                                 "account/partition combination specified");
+    }
+    CHECK(runner.done());
+}
+
+TEST_CASE("a pending job that runs and completes", "[slurm_client]") {
+    ScriptedRunner runner;
+    runner.expect(k_query, job_line("PENDING", "Priority", 0, "0:0", "(null)"))
+        .expect(k_query, job_line("PENDING", "Priority", 0, "0:0", "(null)"))
+        .expect(k_query, job_line("RUNNING", "None", 0, "0:0", "nid001"))
+        .expect(k_query, job_line("COMPLETED", "None", 0, "0:0", "nid001"));
+    const SlurmClient client(runner, local_cluster());
+    ScriptedWaiter waiter;
+    Recorder recorder;
+    const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
+    CHECK(runner.done());
+    CHECK(outcome.state == RunState::completed);
+    CHECK(outcome.reason == "job 42 COMPLETED with exit code 0:0");
+    CHECK(outcome.nodes == "nid001");
+    CHECK(outcome.restarts == 0);
+    CHECK(recorder.events ==
+          std::vector<std::string>{"PENDING (Priority)", "started on nid001", "RUNNING (None)", "COMPLETED (None)"});
+    // Backs off while nothing changes, back to 1 s on a change.
+    CHECK(waiter.m_sleeps == std::vector<double>{1.0, 1.5, 1.0});
+}
+
+TEST_CASE("a requeued job is followed to its end and the requeue counted", "[slurm_client]") {
+    ScriptedRunner runner;
+    runner.expect(k_query, job_line("RUNNING", "None", 0, "0:0", "nid001"))
+        .expect(k_query, job_line("REQUEUED", "BeginTime", 1, "0:0", "nid001"))
+        .expect(k_query, job_line("PENDING", "BeginTime", 1, "0:0", "(null)"))
+        .expect(k_query, job_line("RUNNING", "None", 1, "0:0", "nid002"))
+        // A second requeue that came and went between two polls: only the count shows it.
+        .expect(k_query, job_line("RUNNING", "None", 2, "0:0", "nid003"))
+        .expect(k_query, job_line("COMPLETED", "None", 2, "0:0", "nid003"));
+    const SlurmClient client(runner, local_cluster());
+    ScriptedWaiter waiter;
+    Recorder recorder;
+    const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
+    CHECK(runner.done());
+    CHECK(outcome.state == RunState::completed);
+    CHECK(outcome.restarts == 2);
+    CHECK(outcome.nodes == "nid003");
+    CHECK(recorder.events == std::vector<std::string>{"started on nid001", "RUNNING (None)", "requeued 1", "REQUEUED (BeginTime)",
+                                                      "PENDING (BeginTime)", "RUNNING (None)", "requeued 2", "COMPLETED (None)"});
+}
+
+TEST_CASE("final states: node failure, time limit, cancellation", "[slurm_client]") {
+    ScriptedRunner runner;
+    const SlurmClient client(runner, local_cluster());
+    ScriptedWaiter waiter;
+    SECTION("NODE_FAIL fails the run with the reason") {
+        runner.expect(k_query, job_line("RUNNING", "None")).expect(k_query, job_line("NODE_FAIL", "NodeDown", 0, "0:9"));
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {});
+        CHECK(outcome.state == RunState::failed);
+        CHECK(outcome.slurm_state == "NODE_FAIL");
+        CHECK(outcome.reason == "job 42 NODE_FAIL with exit code 0:9, reason NodeDown");
+    }
+    SECTION("TIMEOUT") {
+        runner.expect(k_query, job_line("TIMEOUT", "TimeLimit", 0, "0:15"));
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {});
+        CHECK(outcome.state == RunState::timeout);
+        CHECK(outcome.reason == "job 42 TIMEOUT with exit code 0:15, reason TimeLimit");
+    }
+    SECTION("CANCELLED by someone else") {
+        runner.expect(k_query, job_line("PENDING", "Priority")).expect(k_query, job_line("CANCELLED", "None", 0, "0:0", "(null)"));
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {});
+        CHECK(outcome.state == RunState::cancelled);
+        CHECK(outcome.reason == "job 42 CANCELLED with exit code 0:0");
+        CHECK_FALSE(outcome.interrupted);
+    }
+    SECTION("Ctrl-C cancels the job once") {
+        waiter.m_interrupt_at_poll = 1;
+        runner.expect(k_query, job_line("RUNNING", "None"))
+            .expect("scancel 42", "")
+            .expect(k_query, job_line("COMPLETING", "None"))
+            .expect(k_query, job_line("CANCELLED", "None", 0, "0:15"));
+        Recorder recorder;
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
+        CHECK(outcome.state == RunState::cancelled);
+        CHECK(outcome.interrupted);
+        CHECK(outcome.reason == "interrupted; job 42 cancelled with scancel");
+        CHECK(std::count(recorder.events.begin(), recorder.events.end(), "cancelling") == 1);
+    }
+    CHECK(runner.done());
+}
+
+TEST_CASE("an unreachable controller is waited out, never taken for a failure", "[slurm_client]") {
+    ScriptedRunner runner;
+    const SlurmClient client(runner, local_cluster());
+    ScriptedWaiter waiter;
+    Recorder recorder;
+    SECTION("down for a few polls, then back") {
+        runner.expect(k_query, job_line("RUNNING", "None"))
+            .expect(k_query, k_unreachable, 1)
+            .expect(k_query, k_unreachable, 1)
+            .expect(k_query, k_unreachable, 1)
+            .expect(k_query, job_line("RUNNING", "None"))
+            .expect(k_query, job_line("COMPLETED", "None"));
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
+        CHECK(outcome.state == RunState::completed);
+        // Said once per outage, not once per poll.
+        CHECK(std::count(recorder.events.begin(), recorder.events.end(), "unreachable") == 1);
+    }
+    SECTION("down past the budget") {
+        runner.expect(k_query, job_line("RUNNING", "None")).then_forever(k_query, k_unreachable, 1);
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
+        CHECK(outcome.state == RunState::failed);
+        CHECK(outcome.reason == "slurm controller unreachable for 600 s while following job 42");
+        CHECK(waiter.m_now - 1000 > 600);
+        CHECK(waiter.m_now - 1000 < 620); // capped at 10 s per poll
+    }
+    CHECK(runner.done());
+}
+
+TEST_CASE("a job purged from the controller ends with sacct's state", "[slurm_client]") {
+    ScriptedRunner runner;
+    const SlurmClient client(runner, local_cluster());
+    ScriptedWaiter waiter;
+    const std::string gone = "slurm_load_jobs error: Invalid job id specified\n";
+    const std::string sacct = "sacct -c -j 42 --parsable2 --noheader --format=State";
+    SECTION("completed") {
+        runner.expect(k_query, job_line("RUNNING", "None")).expect(k_query, gone, 1).expect(sacct, "COMPLETED\n");
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {});
+        CHECK(outcome.state == RunState::completed);
+        CHECK(outcome.reason == "job 42 ended COMPLETED");
+    }
+    SECTION("cancelled by a user") {
+        runner.expect(k_query, gone, 1).expect(sacct, "CANCELLED by 0\n");
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {});
+        CHECK(outcome.state == RunState::cancelled);
+        CHECK(outcome.reason == "job 42 ended CANCELLED by 0");
+    }
+    SECTION("no record at all") {
+        runner.expect(k_query, gone, 1).expect(sacct, "");
+        const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {});
+        CHECK(outcome.state == RunState::failed);
+        CHECK(outcome.reason == "job 42 ended without a record");
+    }
+    CHECK(runner.done());
+}
+
+TEST_CASE("accounting falls back to the job completion file without slurmdbd", "[slurm_client]") {
+    ScriptedRunner runner;
+    const SlurmClient client(runner, local_cluster());
+    const std::string full = "sacct -j 42 --parsable2 "
+                             "--format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES";
+    runner.expect("scontrol show job 42", "JobId=42 JobName=ccl\n")
+        .expect(full, "sacct: error: Problem talking to the database: Connection refused... disabled\n", 1)
+        .expect("sacct -c -j 42 --parsable2", "JobID|State\n42|COMPLETED\n");
+    const SlurmAccounting accounting = client.accounting("42");
+    CHECK(accounting.source == "sacct -c");
+    CHECK(accounting.sacct == "JobID|State\n42|COMPLETED\n");
+    CHECK(accounting.scontrol == "JobId=42 JobName=ccl\n");
+    CHECK(runner.done());
+}
