@@ -1,6 +1,9 @@
 #pragma once
 // One trace file checked the way a maintainer checks a submission: it parses, it has a form the
-// CCL-Bench tools read, and it marks its steps. Nothing is written.
+// CCL-Bench tools read, and it marks its steps as the metrics count them. Nothing is written.
+// Which names are traces is trace_names' to say (is_trace_file_name, misplaced_trace_problem).
+#include "trace_names.hpp"
+
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -17,39 +20,25 @@ struct TraceCheck {
     std::string form;
     bool compressed = false; ///< gzip; byte offsets then count uncompressed bytes
     std::size_t events = 0;  ///< entries of traceEvents (of the array for legacy-array)
-    std::size_t steps = 0;   ///< step markers counted under `step_marker`'s rule
-    /// Which markers were counted, the first rule that finds any:
-    ///   kineto, legacy-array: "ProfilerStep#N" (distinct N, so the GPU-side copy Kineto writes
-    ///     of each CPU step is not counted twice), else "execute_context_*" with cat
-    ///     user_annotation (vLLM), else "run_batch" with cat python_function (SGLang): the
-    ///     markers the CCL-Bench tools take as steps;
-    ///   xla: "$<file>:<line> step" (the Python frame of a training step, as MaxText's traces
-    ///     have it), else "StepMarker".
-    /// Empty when none was found.
+    std::size_t steps = 0;   ///< the steps the metrics take (metrics::standard_steps)
+    /// Which markers were counted: metrics::standard_steps' source, the first rule that finds
+    /// any of "ProfilerStep#N" (cat user_annotation, so the GPU-side copy Kineto writes of each
+    /// CPU step is not counted twice), "execute_context_*" (vLLM), "run_batch" (SGLang),
+    /// "bench_one_batch decode/extend" (SGLang's bench), "$core.py:331 step" or "StepMarker"
+    /// (XLA). Empty when none was found.
     std::string step_marker;
-    /// Why the trace is unusable, or empty: unreadable, "truncated at byte N", "not JSON at byte
-    /// N: ...", the wrong top-level type, no traceEvents array, or no step markers.
+    /// Why the trace is unusable, or empty: unreadable, "truncated at byte N", "not valid JSON at
+    /// byte N: ...", "nested deeper than ...", the wrong top-level type, no traceEvents array, an
+    /// event the metrics cannot read (not an object, an X event without ts or dur), or no step
+    /// markers.
     std::string problem;
 };
 
-/// True for the JSON trace names a bundle holds traces under, as classify_trace_name
-/// (trace_names.hpp) has them: kineto_trace_<rank>.json(.gz), <host>.trace.json(.gz) (but not
-/// torch's <worker>.pt.trace.json).
-bool is_trace_file_name(std::string_view name);
-
-/// The rank in kineto_trace_<rank>.json or kineto_trace_<rank>.json.gz, or -1 for any other name.
-long long kineto_trace_rank(std::string_view name);
-
-/// Why the file at `relative_path` (inside a bundle) looks like a trace the CCL-Bench tools will
-/// not find, naming the name they expect, or empty: a canonical trace name inside a folder,
-/// TorchTitan's rank<r>_trace.json, Megatron's rank-<r>.json(.gz), a rank with leading zeros,
-/// torch's tensorboard-handler <worker>.pt.trace.json, any other top-level *trace*.json.
-std::string misplaced_trace_problem(std::string_view relative_path);
-
-/// Reads and checks one trace. The whole (uncompressed) trace is held in memory, up to simdjson's
-/// limit of 4 GiB; a larger one is reported as a problem, not read. Gzip is recognized by its
-/// magic bytes and expanded with libarchive. Never throws for bad content: every way a trace can
-/// be wrong comes back in `problem`, naming the byte offset where there is one.
+/// Reads and checks one trace with the metrics' streaming reader (metrics::read_trace): memory
+/// stays bounded whatever the size, gzip (recognized by its magic bytes) is inflated on the fly,
+/// and a trace passes only if the metrics can read it. Never throws for bad content: every way a
+/// trace can be wrong comes back in `problem`, naming the byte offset where there is one. Ctrl-C
+/// (HarnessError with k_exit_interrupted) is passed on.
 TraceCheck check_trace(const fs::path& file);
 
 } // namespace harness

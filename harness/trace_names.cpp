@@ -65,6 +65,7 @@ TraceName per_rank(TraceKind kind, TraceNameForm form, const ParsedRank& rank, b
     out.form = form;
     out.rank = rank.value;
     out.compressed = compressed;
+    out.json = kind == TraceKind::kineto;
     out.canonical = form == TraceNameForm::ccl_bench && rank.canonical;
     out.canonical_name = canonical_trace_name(kind, rank.value, compressed);
     return out;
@@ -75,6 +76,7 @@ TraceName whole_name(TraceKind kind, TraceNameForm form, std::string_view name, 
     out.kind = kind;
     out.form = form;
     out.compressed = compressed;
+    out.json = kind == TraceKind::kineto || (kind == TraceKind::xla && !ends_with(name, ".xplane.pb"));
     out.canonical = form == TraceNameForm::ccl_bench;
     if (out.canonical) {
         out.canonical_name = std::string(name);
@@ -268,6 +270,40 @@ std::string describe_trace_name_form(TraceNameForm form) {
     case TraceNameForm::ccl_bench:
     case TraceNameForm::none:
         break;
+    }
+    return {};
+}
+
+bool is_trace_file_name(std::string_view file_name) {
+    const TraceName name = classify_trace_name(file_name);
+    return name.canonical && name.json;
+}
+
+long long kineto_trace_rank(std::string_view file_name) {
+    const TraceName name = classify_trace_name(file_name);
+    return name.canonical && name.kind == TraceKind::kineto ? name.rank.value_or(-1) : -1;
+}
+
+std::string misplaced_trace_problem(std::string_view relative) {
+    const fs::path path{std::string(relative)};
+    const std::string file_name = path.filename().string();
+    const TraceName name = classify_trace_name(file_name);
+    const bool top = !path.has_parent_path();
+    if (!top && name.canonical) {
+        return fmt::format("a trace inside a folder; the CCL-Bench tools read {} at the bundle's top level", file_name);
+    }
+    if (name.form == TraceNameForm::tensorboard_handler || name.form == TraceNameForm::sglang_bench) {
+        return fmt::format("a trace under {} name; expected kineto_trace_<rank>.json{} (collection names it by the rank "
+                           "in its distributedInfo)",
+                           describe_trace_name_form(name.form), name.compressed ? ".gz" : "");
+    }
+    if (name.kind == TraceKind::kineto && !name.canonical && !name.canonical_name.empty()) {
+        return fmt::format("a trace under a name the CCL-Bench tools do not read; expected {}", name.canonical_name);
+    }
+    // Not one of our names, but plainly meant as a trace: say which names are.
+    if (top && name.kind == TraceKind::not_a_trace && to_lower(file_name).find("trace") != std::string::npos &&
+        (ends_with(file_name, ".json") || ends_with(file_name, ".json.gz"))) {
+        return fmt::format("a trace under a name the CCL-Bench tools do not read; expected {}", expected_trace_names());
     }
     return {};
 }

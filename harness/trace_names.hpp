@@ -34,6 +34,9 @@ struct TraceName {
     TraceNameForm form = TraceNameForm::none;
     std::optional<long long> rank;  ///< when the name carries one
     bool compressed = false;        ///< the name ends in .gz
+    /// The file is JSON text (gzip'd when `compressed`): a torch trace by any of its names, or an
+    /// XLA <host>.trace.json(.gz); not an .xplane.pb or an nsys report.
+    bool json = false;
     /// True when the name is already one the CCL-Bench tools read (rank written without leading
     /// zeros for the per-rank forms).
     bool canonical = false;
@@ -55,6 +58,20 @@ std::string expected_trace_names();
 
 /// "TorchTitan's rank<r>_trace.json" and the like, for messages; empty for ccl_bench and none.
 std::string describe_trace_name_form(TraceNameForm form);
+
+/// True for the JSON trace names a bundle holds traces under, the ones verify parses:
+/// kineto_trace_<rank>.json(.gz), <host>.trace.json(.gz) (not torch's <worker>.pt.trace.json, not
+/// *.xplane.pb).
+bool is_trace_file_name(std::string_view file_name);
+
+/// The rank in kineto_trace_<rank>.json or kineto_trace_<rank>.json.gz, or -1 for any other name.
+long long kineto_trace_rank(std::string_view file_name);
+
+/// Why the file at `relative_path` (inside a bundle) looks like a trace the CCL-Bench tools will
+/// not find, naming the name they expect, or empty: a canonical trace name inside a folder,
+/// TorchTitan's rank<r>_trace.json, Megatron's rank-<r>.json(.gz), a rank with leading zeros,
+/// torch's tensorboard-handler <worker>.pt.trace.json, any other top-level *trace*.json.
+std::string misplaced_trace_problem(std::string_view relative_path);
 
 /// What Kineto writes near the top of a trace when torch.distributed is initialized:
 /// "distributedInfo": {"backend": "nccl", "rank": R, "world_size": N, ...}.

@@ -18,7 +18,7 @@ bool is_xla_trace(const RankTrace& trace) {
         return true;
     }
     for (const auto& step : trace.steps) {
-        if (step.kind == StepKind::xla_core_step || step.kind == StepKind::xla_step_marker) {
+        if (step.kind == StepKind::xla_core_step || step.kind == StepKind::xla_python_step || step.kind == StepKind::xla_step_marker) {
             return true;
         }
     }

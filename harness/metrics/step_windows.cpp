@@ -52,6 +52,10 @@ StepSelection sglang_steps(const RankTrace& trace, bool (*matches)(std::string_v
     return by_ts(std::move(steps), "run_batch");
 }
 
+StepSelection sglang_bench_steps(const RankTrace& trace) {
+    return by_ts(of_kind(trace, StepKind::sglang_bench_forward), "bench_one_batch decode/extend");
+}
+
 StepSelection xla_steps(const RankTrace& trace) {
     StepSelection core = by_ts(of_kind(trace, StepKind::xla_core_step), "$core.py:331 step");
     if (!core.empty()) {
@@ -68,9 +72,21 @@ StepSelection xla_steps(const RankTrace& trace) {
     return by_ts(std::move(markers), "StepMarker");
 }
 
+StepSelection standard_xla_steps(const RankTrace& trace) {
+    // The tools know one frame, "$core.py:331 step"; other JAX and MaxText versions put the
+    // step function elsewhere, and the default mode takes any "$<file>:<line> step" then.
+    if (StepSelection selection = xla_steps(trace); !selection.empty() && selection.source != "StepMarker") {
+        return selection;
+    }
+    if (StepSelection frames = by_ts(of_kind(trace, StepKind::xla_python_step), "$<file>:<line> step"); !frames.empty()) {
+        return frames;
+    }
+    return xla_steps(trace);
+}
+
 StepSelection standard_steps(const RankTrace& trace) {
     for (StepSelection selection : {profiler_steps(trace), vllm_steps(trace), sglang_steps(trace, reference_sglang_step_for_overlap),
-                                    xla_steps(trace)}) {
+                                    sglang_bench_steps(trace), standard_xla_steps(trace)}) {
         if (!selection.empty()) {
             return selection;
         }

@@ -23,11 +23,17 @@ StepSelection profiler_steps(const RankTrace& trace);
 StepSelection vllm_steps(const RankTrace& trace);
 /// SGLang run_batch python functions matching `matches`, sorted by ts.
 StepSelection sglang_steps(const RankTrace& trace, bool (*matches)(std::string_view));
+/// SGLang bench_one_batch's forward passes (decode, extend), sorted by ts: the bench has no run_batch.
+StepSelection sglang_bench_steps(const RankTrace& trace);
 /// XLA: "$core.py:331 step", else StepMarker events longer than 10% of the longest, by ts.
 StepSelection xla_steps(const RankTrace& trace);
 
-/// The default mode's steps: ProfilerStep#N, else execute_context_*, else \brun_batch\b, else
-/// the XLA markers.
+/// XLA in the default mode: "$core.py:331 step", else any "$<file>:<line> step" frame, else
+/// the StepMarkers xla_steps keeps.
+StepSelection standard_xla_steps(const RankTrace& trace);
+
+/// The default mode's steps, and the ones verify counts: ProfilerStep#N, else execute_context_*,
+/// else \brun_batch\b, else bench_one_batch's forward passes, else the XLA markers.
 StepSelection standard_steps(const RankTrace& trace);
 
 } // namespace harness::metrics

@@ -7,6 +7,7 @@
 #include "util/limits.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <fmt/format.h>
@@ -23,6 +24,39 @@ using json_scan::peek_token;
 
 constexpr std::string_view k_profiler_step = "ProfilerStep#";
 
+/// "$<file>:<line> step": the JAX profiler's name for a host Python frame of a function `step`.
+bool is_python_step_frame(std::string_view name) {
+    constexpr std::string_view suffix = " step";
+    if (!starts_with(name, "$") || !ends_with(name, suffix)) {
+        return false;
+    }
+    const std::string_view where = name.substr(1, name.size() - 1 - suffix.size());
+    const std::size_t colon = where.rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == where.size()) {
+        return false;
+    }
+    const std::string_view line = where.substr(colon + 1);
+    return std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// "<path>/sglang/bench_one_batch.py(<line>): decode" or "...: extend", as with_stack names
+/// SGLang bench_one_batch's forward passes.
+bool is_sglang_bench_forward(std::string_view name) {
+    for (const std::string_view function : {std::string_view("): decode"), std::string_view("): extend")}) {
+        if (!ends_with(name, function)) {
+            continue;
+        }
+        const std::string_view head = name.substr(0, name.size() - function.size());
+        constexpr std::string_view file = "bench_one_batch.py(";
+        const std::size_t open = head.rfind(file);
+        if (open == std::string_view::npos || open + file.size() >= head.size()) {
+            return false;
+        }
+        const std::string_view line = head.substr(open + file.size());
+        return std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; });
+    }
+    return false;
+}
 
 /// A string field of the event being parsed: a view into the buffer, or into `decoded` when the
 /// JSON text has escapes.
@@ -200,8 +234,10 @@ private:
                 return;
             } catch (const NeedMore&) {
                 if (!refill()) {
-                    throw input_error(fmt::format("{}: byte {}{}: truncated: the file ends inside {} that starts at byte {}",
-                                                  m_trace.file.string(), m_base + m_end, unit_note(), what, m_base + m_begin));
+                    throw TraceReadError(fmt::format("{}: byte {}{}: truncated: the file ends inside {} that starts at byte {}",
+                                                     m_trace.file.string(), m_base + m_end, unit_note(), what, m_base + m_begin),
+                                         TraceReadError::Kind::truncated, m_base + m_end,
+                                         fmt::format("{} that starts at byte {}", what, m_base + m_begin));
                 }
             } catch (const SyntaxError& error) {
                 fail(error.at, error.what);
@@ -213,7 +249,8 @@ private:
 
     [[noreturn]] void fail(const char* at, const std::string& what) const {
         const auto offset = m_base + static_cast<std::uint64_t>(at - m_buffer.data());
-        throw input_error(fmt::format("{}: byte {}{}: {}", m_trace.file.string(), offset, unit_note(), what));
+        throw TraceReadError(fmt::format("{}: byte {}{}: {}", m_trace.file.string(), offset, unit_note(), what),
+                             TraceReadError::Kind::malformed, offset, what);
     }
 
     static std::string describe(char c) {
@@ -283,7 +320,8 @@ private:
             }
         }
         if (!seen_events) {
-            throw input_error(fmt::format("{}: not a trace: a JSON object without a traceEvents array", m_trace.file.string()));
+            throw TraceReadError(fmt::format("{}: not a trace: a JSON object without a traceEvents array", m_trace.file.string()),
+                                 TraceReadError::Kind::no_events, std::nullopt, "a JSON object without a traceEvents array");
         }
     }
 
@@ -566,6 +604,10 @@ private:
             add_step(StepKind::xla_core_step, -1);
             return;
         }
+        if (is_python_step_frame(name)) {
+            add_step(StepKind::xla_python_step, -1);
+            return;
+        }
         if (name == "StepMarker") {
             add_step(StepKind::xla_step_marker, -1);
             return;
@@ -591,6 +633,10 @@ private:
         }
         if (m_event.cat.present && cat == "python_function" && name.find("run_batch") != std::string_view::npos) {
             add_step(StepKind::sglang_run_batch, -1);
+            return;
+        }
+        if (m_event.cat.present && cat == "python_function" && is_sglang_bench_forward(name)) {
+            add_step(StepKind::sglang_bench_forward, -1);
             return;
         }
         if (annotation || (m_event.cat.present && cat == "cpu_op")) {

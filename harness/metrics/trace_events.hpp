@@ -4,6 +4,7 @@
 // (plain or gzip; Kineto object form, legacy autograd array form, XLA Chrome traces) and never
 // holds the whole document, so memory follows the number of kept events, not the file size.
 #include "metrics/name_table.hpp"
+#include "util/error.hpp"
 #include "util/fs.hpp"
 
 #include <cstdint>
@@ -26,7 +27,11 @@ enum class StepKind : std::uint8_t {
     profiler_step,         ///< ProfilerStep#N, cat user_annotation
     vllm_execute_context,  ///< execute_context_*, cat user_annotation
     sglang_run_batch,      ///< a python_function whose name contains run_batch
+    /// SGLang bench_one_batch's forward pass, a python_function "<path>/bench_one_batch.py(<line>):
+    /// decode" (": extend" for the prefill): the bench has no run_batch and no ProfilerStep.
+    sglang_bench_forward,
     xla_core_step,         ///< "$core.py:331 step"
+    xla_python_step,       ///< another host Python frame "$<file>:<line> step" (what other JAX versions name it)
     xla_step_marker,       ///< StepMarker
 };
 
@@ -78,9 +83,33 @@ struct ReadOptions {
     bool collective_args = true;
 };
 
+/// A trace the reader refused, with the parts of its message as data: what() is the whole
+/// sentence ("<file>: byte N: <problem>"); verify words the same facts its own way.
+class TraceReadError : public HarnessError {
+public:
+    enum class Kind : std::uint8_t {
+        truncated,    ///< the file ends inside `unit` (`problem` names it), which starts at `unit_start`
+        malformed,    ///< bad JSON, a wrong type, a limit passed: `problem`
+        no_events,    ///< a JSON object without a traceEvents array
+    };
+    TraceReadError(const std::string& what, Kind kind, std::optional<std::uint64_t> offset, std::string problem)
+        : HarnessError(what, k_exit_usage), m_kind(kind), m_offset(offset), m_problem(std::move(problem)) {}
+    Kind kind() const { return m_kind; }
+    /// Byte offset in the (uncompressed) stream, when the error has one.
+    std::optional<std::uint64_t> offset() const { return m_offset; }
+    /// The problem without the file and offset ("expected ':' after a key", "the start of the trace").
+    const std::string& problem() const { return m_problem; }
+
+private:
+    Kind m_kind;
+    std::optional<std::uint64_t> m_offset;
+    std::string m_problem;
+};
+
 /// Reads one trace file. Malformed input (not JSON, truncated, wrong top-level type, traceEvents
 /// not an array, an event that is not an object, an X event without a numeric ts or dur) throws
-/// HarnessError (exit 2) naming the file and the byte offset (uncompressed, for gzip).
+/// TraceReadError (exit 2) naming the file and the byte offset (uncompressed, for gzip); a file
+/// that cannot be opened or a damaged gzip stream throws HarnessError.
 RankTrace read_trace(const fs::path& path, const ReadOptions& options = {});
 
 } // namespace harness::metrics
