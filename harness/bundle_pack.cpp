@@ -3,6 +3,7 @@
 #include "bundle_card.hpp"
 #include "bundle_manifest.hpp"
 #include "bundle_metrics.hpp"  // k_metrics_name
+#include "run_directory.hpp"
 #include "trace_names.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
@@ -21,7 +22,7 @@ namespace harness {
 namespace {
 
 // Names the bundle's own files take at its top level; a trace may not take them.
-const char* const k_run_json = "run.json";
+const char* const k_run_json = run_files::k_record;
 const char* const k_provenance = "provenance.json";
 const char* const k_patch = "harness.patch";
 
@@ -261,7 +262,7 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
                                       run_dir_argument.string()));
     }
     const std::string patch = named_patch(*provenance, run_dir / k_provenance);
-    const std::optional<std::string> card = read_if_present(run_dir / "card.yaml");
+    const std::optional<std::string> card = read_if_present(run_dir / run_files::k_card);
     if (!card) {
         throw input_error(fmt::format("{}: no card.yaml", run_dir_argument.string()));
     }
@@ -303,8 +304,8 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
     result.bundle = out;
     result.trace_kinds = add_traces(entries, run_dir / "traces");
     add_bytes(entries, name + ".yaml",
-              set_bundle_fields(*card, result.trace_kinds, name + ".tar.zst", (run_dir / "card.yaml").string()),
-              run_dir / "card.yaml");
+              set_bundle_fields(*card, result.trace_kinds, name + ".tar.zst", (run_dir / run_files::k_card).string()),
+              run_dir / run_files::k_card);
     // `run` computes the metrics when the traces arrive; they travel with them, and verify
     // recomputes them. Packing never computes them itself: it must stay as fast as tar | zstd.
     if (fs::is_regular_file(fs::symlink_status(run_dir / k_metrics_name, ec))) {

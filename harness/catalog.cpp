@@ -23,7 +23,7 @@ CatalogCluster describe_cluster(const ClusterEntry& entry) {
             out.error = diagnostics.items().front().text();
             return out;
         }
-        out.scheduler = profile.scheduler;
+        out.scheduler = to_string(profile.scheduler);
         out.accelerator = fmt::format("{} {} x{}", profile.accelerator_type, join(profile.accelerator_models, ","), profile.accelerators_per_node);
         out.description = profile.description;
     } catch (const HarnessError& error) {

@@ -27,6 +27,7 @@ const std::vector<FieldSpec>& profile_schema() {
     static const std::vector<FieldSpec> schema = [] {
         FieldSpec scheduler = spec("scheduler", ValueKind::string, Need::required);
         scheduler.choices = {"slurm", "tpu-vm", "gke", "local"};
+        // The order above is the schema's (and docs/schema's) text; the set is Scheduler's.
         scheduler.choices_are_strict = true;
         FieldSpec env = spec("env", ValueKind::free_map);
         env.identifier_keys = true;
@@ -38,6 +39,7 @@ const std::vector<FieldSpec>& profile_schema() {
                 spec("type", ValueKind::string, Need::required),
                 spec("models", ValueKind::string_list, Need::required),
                 spec("per_node", ValueKind::positive_int, Need::required),
+                spec("default_for", ValueKind::string_list),
             }),
             spec("cpus_per_node", ValueKind::positive_int),
             spec("container", ValueKind::map, Need::optional, {
@@ -54,6 +56,7 @@ const std::vector<FieldSpec>& profile_schema() {
                 spec("max_time", ValueKind::string),
                 spec("default_time", ValueKind::string),
                 spec("gpus_per_node_flag", ValueKind::boolean),
+                spec("requires_account", ValueKind::boolean),
             }),
             spec("tpu", ValueKind::map, Need::optional, {
                 spec("runtime_version", ValueKind::string),
@@ -136,6 +139,39 @@ const char* to_string(ProfileSource source) {
     }
     return "shipped";
 }
+
+const char* to_string(Scheduler scheduler) {
+    switch (scheduler) {
+    case Scheduler::local:
+        return "local";
+    case Scheduler::slurm:
+        return "slurm";
+    case Scheduler::tpu_vm:
+        return "tpu-vm";
+    case Scheduler::gke:
+        return "gke";
+    }
+    return "local";
+}
+
+std::vector<std::string> scheduler_names() {
+    std::vector<std::string> out;
+    for (const Scheduler scheduler : {Scheduler::local, Scheduler::slurm, Scheduler::tpu_vm, Scheduler::gke}) {
+        out.emplace_back(to_string(scheduler));
+    }
+    return out;
+}
+
+std::optional<Scheduler> parse_scheduler(const std::string& text) {
+    for (const Scheduler scheduler : {Scheduler::local, Scheduler::slurm, Scheduler::tpu_vm, Scheduler::gke}) {
+        if (text == to_string(scheduler)) {
+            return scheduler;
+        }
+    }
+    return std::nullopt;
+}
+
+bool is_tpu(Scheduler scheduler) { return scheduler == Scheduler::tpu_vm || scheduler == Scheduler::gke; }
 
 bool is_profile_path(const std::string& value) {
     return value.find('/') != std::string::npos || ends_with(value, ".yaml") || ends_with(value, ".yml");
@@ -250,11 +286,18 @@ Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
                           fmt::format("must match the file name {}", enquote(file.stem().string())));
     }
     p.description = text(root, "description");
-    p.scheduler = text(root, "scheduler");
+    // The schema's choices match case-insensitively, so "Slurm" reaches here and means slurm.
+    if (const std::optional<Scheduler> scheduler = parse_scheduler(to_lower(text(root, "scheduler")))) {
+        p.scheduler = *scheduler;
+    } else {
+        diagnostics.error(doc.location(find_node(root, "scheduler"), "scheduler"), "scheduler",
+                          fmt::format("must be one of {}", join(scheduler_names(), ", ")));
+    }
     p.accelerator_type = text(root, "accelerator.type");
     for (const auto& model : strings(root, "accelerator.models")) {
         p.accelerator_models.push_back(to_lower(model));
     }
+    p.default_for = strings(root, "accelerator.default_for");
     p.accelerators_per_node = integer(root, "accelerator.per_node");
     p.cpus_per_node = integer(root, "cpus_per_node");
     p.container_runtimes = strings(root, "container.runtimes");
@@ -268,6 +311,7 @@ Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
     p.max_time = text(root, "slurm.max_time");
     p.default_time = text(root, "slurm.default_time");
     read_bool(find_node(root, "slurm.gpus_per_node_flag"), p.gpus_per_node_flag);
+    read_bool(find_node(root, "slurm.requires_account"), p.requires_account);
     p.tpu_runtime_version = text(root, "tpu.runtime_version");
     const YAML::Node slices = find_node(root, "tpu.slices");
     for (std::size_t i = 0; slices.IsSequence() && i < slices.size(); ++i) {
@@ -320,6 +364,12 @@ bool ClusterProfile::accepts_model(const std::string& xpu_model) const {
     const std::string wanted = to_lower(xpu_model);
     return std::any_of(accelerator_models.begin(), accelerator_models.end(),
                        [&](const std::string& model) { return model == "*" || model == wanted; });
+}
+
+bool ClusterProfile::is_default_for(const std::string& xpu_model) const {
+    return std::any_of(default_for.begin(), default_for.end(), [&](const std::string& pattern) {
+        return ends_with(pattern, "*") ? starts_with(xpu_model, pattern.substr(0, pattern.size() - 1)) : pattern == xpu_model;
+    });
 }
 
 } // namespace harness

@@ -4,6 +4,7 @@
 #include "util/fs.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,12 +17,28 @@ enum class ProfileSource { shipped, user, path };
 
 const char* to_string(ProfileSource source);
 
+/// Who starts the ranks: a profile's `scheduler:`. The YAML spelling (to_string) is what
+/// plan.json, explain and templates ({{plan.scheduler}}) show.
+enum class Scheduler { local, slurm, tpu_vm, gke };
+
+/// "local", "slurm", "tpu-vm", "gke".
+const char* to_string(Scheduler scheduler);
+/// The Scheduler spelled `text` (to_string's spelling); nullopt for any other text.
+std::optional<Scheduler> parse_scheduler(const std::string& text);
+/// Every spelling parse_scheduler accepts, in declaration order (the profile schema's choices).
+std::vector<std::string> scheduler_names();
+/// True for the schedulers that run on Cloud TPU (a TPU VM or a GKE node pool).
+bool is_tpu(Scheduler scheduler);
+
 struct ClusterProfile {
     std::string name;
     std::string description;
-    std::string scheduler;  ///< slurm | tpu-vm | gke | local
+    Scheduler scheduler = Scheduler::local;
     std::string accelerator_type;               ///< GPU | TPU | CPU
     std::vector<std::string> accelerator_models;  ///< card xpu_spec.model values it accepts
+    /// accelerator.default_for: the xpu_spec.model values (a trailing `*` matches any rest) for
+    /// which a card naming no cluster runs here (infer_target).
+    std::vector<std::string> default_for;
     long long accelerators_per_node = 0;
     long long cpus_per_node = 0;
     std::vector<std::string> container_runtimes;
@@ -35,6 +52,7 @@ struct ClusterProfile {
     std::string max_time;
     std::string default_time;
     bool gpus_per_node_flag = false;  ///< emit --gpus-per-node
+    bool requires_account = false;    ///< slurm.requires_account: a job without launch.account is refused (sbatch -A)
     std::string tpu_runtime_version;
     std::vector<long long> tpu_slices;
     std::string tpu_default_zone;
@@ -59,6 +77,8 @@ struct ClusterProfile {
     static Diagnostics check(const fs::path& file, ClusterProfile* out);
 
     bool accepts_model(const std::string& xpu_model) const;
+    /// True when a card with this xpu_spec.model and no cluster runs here (accelerator.default_for).
+    bool is_default_for(const std::string& xpu_model) const;
     /// "file:line:col" of a dotted key, or the file name when the profile does not set it.
     std::string location(const std::string& key) const;
 };

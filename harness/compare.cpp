@@ -3,6 +3,7 @@
 #include "bundle_manifest.hpp"
 #include "bundle_metrics.hpp"
 #include "bundle_unpack.hpp"
+#include "run_directory.hpp"
 #include "util/error.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
@@ -93,7 +94,7 @@ bool is_bundle_dir(const fs::path& dir) {
 }
 
 bool is_run_dir(const fs::path& dir) {
-    return fs::is_regular_file(dir / "card.yaml") && fs::is_regular_file(dir / "run.json");
+    return fs::is_regular_file(dir / run_files::k_card) && fs::is_regular_file(dir / run_files::k_record);
 }
 
 /// A bundle's numbers are only worth showing when its files are the ones it was packed with.
@@ -114,14 +115,14 @@ void load_run_dir(const fs::path& dir, ComparedRun& run) {
     run.kind = "run directory";
     run.name = dir.filename().string();
     try {
-        const Json record = Json::parse(read_file(dir / "run.json"));
+        const Json record = Json::parse(read_file(dir / run_files::k_record));
         if (record.is_object() && !record.string_or("run_id").empty()) {
             run.name = record.string_or("run_id");
         }
     } catch (const std::exception& error) {
         throw input_error(fmt::format("{}: run.json: {}", run.input, error.what()));
     }
-    read_card(dir / "card.yaml", run);
+    read_card(dir / run_files::k_card, run);
     read_metrics(dir, run.input, run);
 }
 

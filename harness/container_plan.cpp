@@ -118,7 +118,7 @@ void plan_container(const WorkloadCard& card, const ClusterProfile& cluster, Pla
         }
     }
 
-    if (plan.scheduler == "slurm" && cluster.cpus_per_node > 0 && plan.tasks_per_node > 0) {
+    if (plan.scheduler == Scheduler::slurm && cluster.cpus_per_node > 0 && plan.tasks_per_node > 0) {
         plan.cpus_per_task = std::max(1LL, cluster.cpus_per_node / plan.tasks_per_node);
         derived(plan, "scheduler_options.cpus_per_task",
                 fmt::format("cpus_per_node {} / tasks per node {}", cluster.cpus_per_node, plan.tasks_per_node));

@@ -8,6 +8,7 @@
 #include "secret_scrub.hpp"
 #include "util/process.hpp"
 
+#include <array>
 #include <iosfwd>
 
 namespace harness {
@@ -35,6 +36,34 @@ void supervise_processes(ExecutionContext& context, const std::vector<Command>& 
                          const std::vector<std::string>& labels);
 void execute_slurm(ExecutionContext& context);
 void execute_tpu(ExecutionContext& context);
+
+/// One executor: what runs a rendered run on a scheduler.
+struct Executor {
+    Scheduler scheduler;
+    void (*execute)(ExecutionContext& context);
+};
+
+/// The registry: one row per Scheduler. A table, not self-registering objects, because the
+/// linker drops an unreferenced object file of a static library (and its registration) silently.
+inline const std::array<Executor, 4>& executors() {
+    static const std::array<Executor, 4> table{{
+        {Scheduler::local, &execute_local},
+        {Scheduler::slurm, &execute_slurm},
+        {Scheduler::tpu_vm, &execute_tpu},
+        {Scheduler::gke, &execute_tpu},  // the rendered lifecycle drives the JobSet too
+    }};
+    return table;
+}
+
+/// The executor registered for `scheduler`; every Scheduler has one (test_resolve checks).
+inline const Executor& executor_for(Scheduler scheduler) {
+    for (const Executor& executor : executors()) {
+        if (executor.scheduler == scheduler) {
+            return executor;
+        }
+    }
+    return executors().front();
+}
 
 /// Slurm-style time limit ("90", "01:30:00", "1-00:00:00", "2-12", "2-12:30") in seconds; 0
 /// when empty. Anything else (signs, fractions, "nan", more than k_max_time_limit_seconds) is

@@ -3,6 +3,7 @@
 #include "container_plan.hpp"
 #include "env_capture.hpp"
 #include "frameworks/framework_plan.hpp"
+#include "home.hpp"
 
 #include "schema.hpp"
 #include "tpu_slices.hpp"
@@ -11,6 +12,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <regex>
 
@@ -177,19 +179,24 @@ const char* to_string(Origin::Kind kind) {
     return "default";
 }
 
-std::string infer_target(const WorkloadCard& card) {
+std::string infer_target(const WorkloadCard& card, const fs::path& clusters_dir) {
     if (!card.launch.cluster.empty()) {
         return card.launch.cluster;
     }
     const std::string& model = card.xpu_model;
-    if (starts_with(model, "nvidia_a100")) {
-        return "perlmutter";
+    std::vector<std::string> claimed;
+    for (const std::string& name : list_clusters(clusters_dir)) {
+        if (ClusterProfile::load(clusters_dir, name).is_default_for(model)) {
+            claimed.push_back(name);
+        }
     }
-    if (model == "tpu_v6e") {
-        return "tpu-v6e";
+    if (claimed.size() == 1) {
+        return claimed.front();
     }
-    if (model == "cpu") {
-        return "local";
+    if (claimed.size() > 1) {
+        throw input_error(fmt::format("{}: clusters {} all list workload.hardware.xpu_spec.model {} in accelerator.default_for; "
+                                      "pass --cluster NAME or set launch.cluster",
+                                      card.document().display_name(), join(claimed, ", "), enquote(model)));
     }
     throw input_error(fmt::format("{}: cannot tell the target from workload.hardware.xpu_spec.model {}; "
                                   "pass --cluster NAME or set launch.cluster",
@@ -197,6 +204,11 @@ std::string infer_target(const WorkloadCard& card) {
 }
 
 ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, ClusterChoice* choice) {
+    return resolve_cluster(card, cluster_option, harness_home(), choice);
+}
+
+ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, const fs::path& home,
+                               ClusterChoice* choice) {
     ClusterChoice chosen;
     fs::path base;
     if (!cluster_option.empty()) {
@@ -207,7 +219,7 @@ ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& clus
         // A path in the card is relative to the card, as launch.script is.
         base = doc.path().empty() ? fs::path() : doc.path().parent_path();
     } else {
-        chosen = {infer_target(card), fmt::format("the accelerator: workload.hardware.xpu_spec.model {}", enquote(card.xpu_model))};
+        chosen = {infer_target(card, home / "clusters"), fmt::format("the accelerator: workload.hardware.xpu_spec.model {}", enquote(card.xpu_model))};
     }
     ClusterProfile profile = ClusterProfile::find(chosen.value, base);
     if (choice != nullptr) {
@@ -412,8 +424,12 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     origin.card_or_profile("scheduler_options.constraint", "launch.constraint",
                            large_memory && !cluster.constraint_large_memory.empty() ? "slurm.constraint_large_memory" : "slurm.constraint",
                            "no constraint");
-    if (cluster.scheduler == "slurm" && plan.target == "perlmutter" && plan.account.empty()) {
-        findings.problem("launch.account", "Perlmutter jobs need an allocation account (sbatch -A); set launch.account");
+    if (cluster.scheduler == Scheduler::slurm && cluster.requires_account && plan.account.empty()) {
+        std::string site = cluster.name;
+        if (!site.empty()) {
+            site[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(site[0])));
+        }
+        findings.problem("launch.account", fmt::format("{} jobs need an allocation account (sbatch -A); set launch.account", site));
     }
 
     plan.container_runtime = !card.launch.container_runtime.empty() ? card.launch.container_runtime
@@ -446,7 +462,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
         add_env(plan.env, key, value);
         origin.card("env." + key, "launch.env." + key);
     }
-    if (cluster.scheduler == "tpu-vm" || cluster.scheduler == "gke") {
+    if (is_tpu(cluster.scheduler)) {
         // The TPU VMs get their environment from env.sh, copied from the run directory; a secret
         // is never written there (env_file), so it cannot reach them.
         for (const auto& [key, value] : plan.env) {
@@ -461,7 +477,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     plan.extra_args = card.launch.args;
     origin.card_or_default("extra_args", "launch.args", "no extra arguments");
 
-    if (cluster.scheduler == "tpu-vm" || cluster.scheduler == "gke") {
+    if (is_tpu(cluster.scheduler)) {
         plan.tpu_accelerator_type = fmt::format("v6e-{}", total);
         origin.derived("tpu.accelerator_type", fmt::format("v6e-<total_count {}>", total));
         // The profile may offer fewer sizes than exist (quota, a site's node pools).
@@ -476,7 +492,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
         }
         // One table (tpu_slices) gives the grid and the VMs: xpk's for a GKE cluster and the
         // JobSet, the Cloud TPU API's for tpu-vm workers (they differ at v6e-8: 2 x 4 vs 1 x 8).
-        const bool gke = cluster.scheduler == "gke";
+        const bool gke = cluster.scheduler == Scheduler::gke;
         const std::optional<TpuSlice> slice = find_v6e_slice(total);
         if (!slice) {
             findings.problem("workload.hardware.xpu_spec.total_count",
@@ -543,7 +559,7 @@ Json plan_to_json(const Plan& plan) {
     json["card"] = plan.card_name;
     json["framework"] = plan.framework;
     json["target"] = plan.target;
-    json["scheduler"] = plan.scheduler;
+    json["scheduler"] = to_string(plan.scheduler);
     json["phase"] = plan.phase;
     json["model"] = plan.model;
     json["model_family"] = plan.model_family;

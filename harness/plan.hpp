@@ -26,7 +26,7 @@ struct Plan {
     std::string card_name;
     std::string framework;  ///< normalized: torchtitan, megatron-lm, vllm, sglang, maxtext, torch-ddp...
     std::string target;     ///< cluster profile name
-    std::string scheduler;  ///< slurm | tpu-vm | gke | local
+    Scheduler scheduler = Scheduler::local;
     std::string phase;
     std::string model;      ///< Hugging Face id or path
     std::string model_family;
@@ -101,9 +101,10 @@ struct Plan {
 /// Framework names as contributors spell them ("torchtitan-0.1.0", "Megatron_LM") to ours.
 std::string normalize_framework(const std::string& name);
 
-/// The target a card runs on when --cluster is not given: launch.cluster, else what
-/// xpu_spec.model implies. Throws an input error when neither says.
-std::string infer_target(const WorkloadCard& card);
+/// The target a card runs on when --cluster is not given: launch.cluster, else the profile in
+/// `clusters_dir` (the shipped profiles, <home>/clusters) whose accelerator.default_for names
+/// xpu_spec.model. Throws an input error when neither says, or when two profiles claim the model.
+std::string infer_target(const WorkloadCard& card, const fs::path& clusters_dir);
 
 /// How the cluster a card runs on was chosen, for explain.
 struct ClusterChoice {
@@ -114,6 +115,10 @@ struct ClusterChoice {
 /// The profile a card runs on: `cluster_option` (--cluster NAME|PATH, a path relative to the
 /// current directory) when given, else launch.cluster (a path relative to the card's
 /// directory), else what infer_target implies; looked up by ClusterProfile::find.
+/// `home` is the harness home: its clusters/ holds the profiles the accelerator rule reads.
+ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, const fs::path& home,
+                               ClusterChoice* choice = nullptr);
+/// resolve_cluster with harness_home(); for callers not yet handed the home.
 ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, ClusterChoice* choice = nullptr);
 
 /// Resolves the plan. Runnability problems are errors when `strict`, warnings otherwise;

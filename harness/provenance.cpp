@@ -1,5 +1,6 @@
 #include "provenance.hpp"
 
+#include "run_directory.hpp"
 #include "secret_scrub.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
@@ -200,8 +201,8 @@ void record_provenance(const fs::path& run_dir, const RenderedRun& run, const Ru
     std::size_t redacted = facts.redacted_while_running + scrubber.scrub_tree(run_dir / "logs") +
                            scrubber.scrub_tree(run_dir / "accounting");
     std::error_code ec;
-    if (fs::is_regular_file(fs::symlink_status(run_dir / "run.json", ec))) {
-        redacted += scrubber.scrub_json_file(run_dir / "run.json");
+    if (fs::is_regular_file(fs::symlink_status(run_dir / run_files::k_record, ec))) {
+        redacted += scrubber.scrub_json_file(run_dir / run_files::k_record);
     }
 
     const Json provenance = scrubber.scrub_json(make_provenance(run, record, facts, probes));

@@ -168,7 +168,7 @@ mustache::data make_context(const Plan& plan, const ClusterProfile& cluster) {
     ctx.set("python", text(plan.python));
     ctx.set("slurm_conf", text(plan.slurm_conf));
     ctx.set("env_file", text("env.sh"));
-    if (plan.scheduler == "slurm") {
+    if (plan.scheduler == Scheduler::slurm) {
         ctx.set("sbatch_directives", list_of("directive", sbatch_directives(plan, cluster)));
     }
     ctx.set("tpu_accelerator_type", text(plan.tpu_accelerator_type));

@@ -10,6 +10,7 @@
 #include "plan.hpp"
 #include "provenance.hpp"
 #include "render.hpp"
+#include "resolve.hpp"
 #include "run_directory.hpp"
 #include "secret_scrub.hpp"
 #include "trace_collect.hpp"
@@ -28,11 +29,11 @@ namespace {
 
 std::string submission(const RenderedRun& run, const ClusterProfile& cluster, const fs::path& dir) {
     const Plan& plan = run.plan;
-    if (cluster.scheduler == "slurm") {
+    if (cluster.scheduler == Scheduler::slurm) {
         return fmt::format("sbatch --parsable {} (in {}{})", run.launch_script, dir.string(),
                            cluster.slurm_conf.empty() ? "" : ", SLURM_CONF=" + cluster.slurm_conf);
     }
-    if (cluster.scheduler == "local") {
+    if (cluster.scheduler == Scheduler::local) {
         return fmt::format("{} local ranks: bash {} with RANK=0..{} (in {})", plan.world_size, run.launch_script,
                            plan.world_size - 1, dir.string());
     }
@@ -85,24 +86,20 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     check_grace_seconds(options.grace_seconds);
     run_secrets(process_environment(), {}, options.secret_names);  // a bad --secret is refused, dry run or not
     const fs::path home = harness_home();
-    const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
+    Resolved resolved = resolve({options.card, options.overrides, options.cluster, true, home});
     RunOutcome invalid;
-    invalid.card = card.name();
+    invalid.card = resolved.card.name();
     invalid.exit_code = k_exit_usage;
     invalid.invalid_input = true;
-    Diagnostics diagnostics = card.diagnostics();
-    if (diagnostics.has_errors()) {
-        std::cerr << diagnostics.format();
+    invalid.target = resolved.target;
+    std::cerr << resolved.diagnostics.format();
+    if (!resolved.ok()) {
         return invalid;
     }
-    const ClusterProfile cluster = resolve_cluster(card, options.cluster);
-    const std::string target = cluster.name;
-    invalid.target = target;
-    Plan plan = make_plan(card, cluster, true, diagnostics);
-    std::cerr << diagnostics.format();
-    if (diagnostics.has_errors()) {
-        return invalid;
-    }
+    const WorkloadCard& card = resolved.card;
+    const ClusterProfile& cluster = *resolved.profile;
+    const std::string& target = resolved.target;
+    Plan& plan = *resolved.plan;
     std::vector<std::string> warnings;
     if (!plan.source_repo.empty()) {
         // Before the run directory exists: a ref that does not resolve leaves nothing behind.
@@ -166,7 +163,7 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
     record.run_id = dir.id;
     record.card = card.name();
     record.target = target;
-    record.executor = cluster.scheduler;
+    record.executor = to_string(cluster.scheduler);
     record.secrets = &facts.secrets;
     record.claim();
     record.transition(RunState::rendered, dir.path);
@@ -174,13 +171,7 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
 
     ExecutionContext context{run,         cluster, dir, record, out, progress_wanted(), options.grace_seconds, options.teardown,
                              facts.secrets, std::move(job_secrets)};
-    if (cluster.scheduler == "local") {
-        execute_local(context);
-    } else if (cluster.scheduler == "slurm") {
-        execute_slurm(context);
-    } else {
-        execute_tpu(context);
-    }
+    executor_for(cluster.scheduler).execute(context);
     facts.redacted_while_running = context.redacted;
     gather_logs(dir, facts.secrets);
 

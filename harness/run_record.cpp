@@ -1,7 +1,9 @@
 #include "run_record.hpp"
 
+#include "run_directory.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
+#include "util/quote.hpp"
 #include "version.hpp"
 
 #include <ctime>
@@ -109,7 +111,146 @@ Json RunRecord::to_json() const {
 
 void RunRecord::save(const fs::path& run_dir) const {
     const Json json = to_json();
-    write_file_atomic(run_dir / "run.json", (secrets != nullptr ? secrets->scrub_json(json) : json).dump());
+    write_file_atomic(run_dir / run_files::k_record, (secrets != nullptr ? secrets->scrub_json(json) : json).dump());
+}
+
+namespace {
+
+[[noreturn]] void bad_field(const std::string& field, const std::string& what) {
+    throw input_error(fmt::format("{}: {}: {}", run_files::k_record, field, what));
+}
+
+std::string string_field(const Json& json, const std::string& key) {
+    const Json* value = json.find(key);
+    if (value == nullptr || value->is_null()) {
+        return {};
+    }
+    if (!value->is_string()) {
+        bad_field(key, "expected a string");
+    }
+    return value->as_string();
+}
+
+std::vector<std::string> string_list(const Json& json, const std::string& key) {
+    std::vector<std::string> out;
+    const Json* value = json.find(key);
+    if (value == nullptr || value->is_null()) {
+        return out;
+    }
+    if (!value->is_array()) {
+        bad_field(key, "expected an array of strings");
+    }
+    for (const Json& item : value->as_array()) {
+        if (!item.is_string()) {
+            bad_field(key, "expected an array of strings");
+        }
+        out.push_back(item.as_string());
+    }
+    return out;
+}
+
+long long int_field(const Json& json, const std::string& key, const std::string& where) {
+    const Json* value = json.find(key);
+    if (value == nullptr || value->is_null()) {
+        return 0;
+    }
+    if (!value->is_int()) {
+        bad_field(where, "expected an integer");
+    }
+    return value->as_int();
+}
+
+std::optional<RunState> parse_state(const std::string& name) {
+    for (const RunState known : {RunState::rendered, RunState::submitted, RunState::running, RunState::completed,
+                                 RunState::failed, RunState::cancelled, RunState::timeout}) {
+        if (to_string(known) == name) {
+            return known;
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+RunRecord RunRecord::from_json(const Json& json) {
+    if (!json.is_object()) {
+        throw input_error(fmt::format("{}: not a JSON object", run_files::k_record));
+    }
+    RunRecord record;
+    record.run_id = string_field(json, "run_id");
+    record.card = string_field(json, "card");
+    record.target = string_field(json, "target");
+    record.executor = string_field(json, "executor");
+    const std::string state = string_field(json, "state");
+    if (!state.empty()) {
+        const std::optional<RunState> known = parse_state(state);
+        if (!known) {
+            bad_field("state", fmt::format("unknown state {}", json_string(state)));
+        }
+        record.state = *known;
+    }
+    record.reason = string_field(json, "reason");
+    record.job_ids = string_list(json, "job_ids");
+    if (const Json* transitions = json.find("transitions"); transitions != nullptr && !transitions->is_null()) {
+        if (!transitions->is_array()) {
+            bad_field("transitions", "expected an array");
+        }
+        for (const Json& item : transitions->as_array()) {
+            if (!item.is_object()) {
+                bad_field("transitions", "expected objects with state and time");
+            }
+            record.transitions.emplace_back(string_field(item, "state"), string_field(item, "time"));
+        }
+    }
+    if (const Json* ranks = json.find("ranks"); ranks != nullptr && !ranks->is_null()) {
+        if (!ranks->is_array()) {
+            bad_field("ranks", "expected an array");
+        }
+        for (const Json& item : ranks->as_array()) {
+            if (!item.is_object()) {
+                bad_field("ranks", "expected objects");
+            }
+            RankOutcome rank;
+            rank.rank = static_cast<int>(int_field(item, "rank", "ranks.rank"));
+            if (const Json* code = item.find("exit_code"); code != nullptr && !code->is_null()) {
+                rank.exit_code = static_cast<int>(int_field(item, "exit_code", "ranks.exit_code"));
+            }
+            rank.signal = static_cast<int>(int_field(item, "signal", "ranks.signal"));
+            rank.log = string_field(item, "log");
+            if (const Json* seconds = item.find("seconds"); seconds != nullptr && seconds->is_number()) {
+                rank.seconds = seconds->as_double();
+            }
+            record.ranks.push_back(std::move(rank));
+        }
+    }
+    record.traces = string_list(json, "traces");
+    if (const Json* scheduler = json.find("scheduler"); scheduler != nullptr && scheduler->is_object()) {
+        record.scheduler = *scheduler;
+    }
+    if (const Json* harness = json.find("harness"); harness != nullptr && harness->is_object()) {
+        record.harness_pid = static_cast<int>(int_field(*harness, "pid", "harness.pid"));
+        record.harness_start_time = static_cast<unsigned long long>(int_field(*harness, "start_time", "harness.start_time"));
+        record.harness_host = string_field(*harness, "host");
+    }
+    record.detached_job = string_field(json, "detached_job");
+    return record;
+}
+
+RunRecord RunRecord::load(const fs::path& run_dir) {
+    const fs::path file = run_dir / run_files::k_record;
+    std::string text;
+    try {
+        text = read_file(file);
+    } catch (const std::exception& error) {
+        throw input_error(fmt::format("{}: {}", run_files::k_record, error.what()));
+    }
+    Json json;
+    try {
+        json = Json::parse(text);
+    } catch (const std::exception& error) {
+        throw input_error(fmt::format("{}: {}", run_files::k_record, error.what()));
+    }
+    return from_json(json);
 }
 
 void RunRecord::claim() {

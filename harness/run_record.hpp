@@ -58,6 +58,13 @@ struct RunRecord {
     void transition(RunState next, const fs::path& run_dir, const std::string& why = "");
     void save(const fs::path& run_dir) const;
     Json to_json() const;
+
+    /// Reads `<run_dir>/run.json`, the one reader of what save writes. Throws an input error
+    /// starting "run.json: " (unreadable, not JSON, not an object, a field of the wrong type,
+    /// an unknown state); absent fields keep their defaults, as an older harness wrote fewer.
+    static RunRecord load(const fs::path& run_dir);
+    /// The record in `json` (to_json's shape); throws as load does, without the file's errors.
+    static RunRecord from_json(const Json& json);
 };
 
 /// Whether the harness recorded in run.json (`harness`: pid, start_time, host) is known to be

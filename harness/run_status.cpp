@@ -1,6 +1,7 @@
 #include "run_status.hpp"
 
 #include "bundle_metrics.hpp"
+#include "run_directory.hpp"
 #include "sweep.hpp"
 #include "run_record.hpp"
 #include "util/error.hpp"
@@ -111,7 +112,7 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
     if (fs::is_regular_file(bundle, ec)) {
         run.bundle = bundle.string();
     }
-    const auto record = read_json(dir / "run.json", run.problem);
+    const auto record = read_json(dir / run_files::k_record, run.problem);
     if (!record || !record->is_object()) {
         if (run.problem.empty()) {
             run.problem = "run.json: not a JSON object";
@@ -209,12 +210,12 @@ ResultsStatus scan_results(const fs::path& results) {
     }
     ResultsStatus status;
     for (const auto& dir : subdirectories(results)) {
-        if (fs::exists(dir / "run.json", ec)) {
+        if (fs::exists(dir / run_files::k_record, ec)) {
             status.runs.push_back(summarize_run(dir, ""));
         } else if (fs::exists(dir / k_sweep_file, ec)) {
             status.sweeps.push_back(summarize_sweep(dir));
             for (const auto& run : subdirectories(dir)) {
-                if (fs::exists(run / "run.json", ec)) {
+                if (fs::exists(run / run_files::k_record, ec)) {
                     status.runs.push_back(summarize_run(run, dir.filename().string()));
                 }
             }

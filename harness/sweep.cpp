@@ -4,6 +4,7 @@
 #include "cluster.hpp"
 #include "home.hpp"
 #include "plan.hpp"
+#include "resolve.hpp"
 #include "run.hpp"
 #include "run_record.hpp"
 #include "util/error.hpp"
@@ -253,14 +254,9 @@ std::string point_label(const SweepPoint& point) { return point.overrides.empty(
 /// `validate --strict` for one point: the reason it cannot run, or empty.
 std::string check_point(const fs::path& card_path, const std::string& cluster_name, const std::vector<std::string>& overrides) {
     try {
-        const WorkloadCard card = WorkloadCard::load(card_path, overrides);
-        Diagnostics diagnostics = card.diagnostics();
-        if (!diagnostics.has_errors()) {
-            const ClusterProfile cluster = resolve_cluster(card, cluster_name);
-            make_plan(card, cluster, true, diagnostics);
-        }
+        const Resolved resolved = resolve({card_path, overrides, cluster_name, true, harness_home()});
         std::vector<std::string> errors;
-        for (const auto& item : diagnostics.items()) {
+        for (const auto& item : resolved.diagnostics.items()) {
             if (item.severity == Severity::error) {
                 errors.push_back(item.text());
             }

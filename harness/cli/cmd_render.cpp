@@ -6,6 +6,7 @@
 #include "home.hpp"
 #include "plan.hpp"
 #include "render.hpp"
+#include "resolve.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -57,23 +58,23 @@ int run_render(const RenderOptions& options) {
     std::ostream& human = options.json ? std::cerr : std::cout;
     options.set_paths.check(options.overrides);
     const fs::path home = harness_home();
-    const WorkloadCard card = WorkloadCard::load(options.card, options.overrides);
-    Diagnostics diagnostics = card.diagnostics();
-    if (diagnostics.has_errors()) {
-        std::cerr << diagnostics.format(!quiet);
+    Resolved resolved = resolve({options.card, options.overrides, options.cluster, options.strict, home});
+    if (!resolved.plan) {
+        std::cerr << resolved.diagnostics.format(!quiet);
         return k_exit_usage;
     }
-    const ClusterProfile cluster = resolve_cluster(card, options.cluster);
-    const std::string target = cluster.name;
+    const WorkloadCard& card = resolved.card;
+    const ClusterProfile& cluster = *resolved.profile;
+    const std::string& target = resolved.target;
     if (!cluster.shadows.empty() && g_verbosity == Verbosity::verbose) {
         std::cerr << fmt::format("ccl-harness: note: cluster {}: the user profile {} wins over the shipped {}\n", target,
                                  cluster.source.string(), cluster.shadows.string());
     }
-    Plan plan = make_plan(card, cluster, options.strict, diagnostics);
-    std::cerr << diagnostics.format(!quiet);
-    if (diagnostics.has_errors()) {
+    std::cerr << resolved.diagnostics.format(!quiet);
+    if (!resolved.ok()) {
         return k_exit_usage;
     }
+    Plan& plan = *resolved.plan;
     if (options.pin && !plan.source_repo.empty()) {
         plan.source_commit =
             pin_source(plan.source_repo, plan.source_ref, options.git_cache.empty() ? default_git_cache() : fs::path(options.git_cache)).commit;

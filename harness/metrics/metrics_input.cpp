@@ -54,10 +54,8 @@ std::vector<TraceInput> list_traces(const fs::path& dir) {
         const TraceName classified = classify_trace_name(name);
         const auto rank = torch_rank(file, classified);
         const bool json = ends_with(name, ".json");
-        // A torch trace by any of its names, or an XLA JSON trace (an .xplane.pb is not JSON).
-        const bool named_trace = classified.kind == TraceKind::kineto ||
-                                 (classified.kind == TraceKind::xla && !ends_with(name, ".xplane.pb"));
-        TraceInput input{file, rank.value_or(-1), named_trace, json};
+        // A torch trace by any of its names, or an XLA JSON trace (trace_names decides).
+        TraceInput input{file, rank.value_or(-1), classified.json, json};
         if (input.standard) {
             named.push_back(input);
         } else if ((json || ends_with(name, ".json.gz")) && !is_record(name)) {

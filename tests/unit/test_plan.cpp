@@ -12,7 +12,9 @@ namespace {
 
 WorkloadCard parse(const std::string& text) { return WorkloadCard::from_document(YamlDocument::parse(text, "card.yaml")); }
 
-ClusterProfile cluster(const std::string& name) { return ClusterProfile::load(harness_home() / "clusters", name); }
+fs::path shipped_clusters() { return harness_home() / "clusters"; }
+
+ClusterProfile cluster(const std::string& name) { return ClusterProfile::load(shipped_clusters(), name); }
 
 Diagnostics strict_plan(const std::string& text, const std::string& target = "perlmutter", Plan* out = nullptr) {
     const WorkloadCard card = parse(text);
@@ -125,10 +127,10 @@ TEST_CASE("framework names are normalized") {
 }
 
 TEST_CASE("the target comes from launch.cluster, else the accelerator") {
-    CHECK(infer_target(parse(k_card)) == "perlmutter");
-    CHECK(infer_target(parse(card_with("model: nvidia_a100", "model: tpu_v6e"))) == "tpu-v6e");
-    CHECK(infer_target(parse(std::string(k_card) + "  cluster: slurm-local\n")) == "slurm-local");
-    CHECK_THROWS_WITH(infer_target(parse(card_with("model: nvidia_a100", "model: nvidia_dgx_spark"))),
+    CHECK(infer_target(parse(k_card), shipped_clusters()) == "perlmutter");
+    CHECK(infer_target(parse(card_with("model: nvidia_a100", "model: tpu_v6e")), shipped_clusters()) == "tpu-v6e");
+    CHECK(infer_target(parse(std::string(k_card) + "  cluster: slurm-local\n"), shipped_clusters()) == "slurm-local");
+    CHECK_THROWS_WITH(infer_target(parse(card_with("model: nvidia_a100", "model: nvidia_dgx_spark")), shipped_clusters()),
                       Catch::Contains("pass --cluster NAME"));
 }
 

@@ -53,7 +53,7 @@ Planned plan_for(const std::string& text, const ClusterProfile& cluster) {
 
 ClusterProfile gke_profile() {
     ClusterProfile cluster = ClusterProfile::load(harness_home() / "clusters", "tpu-v6e");
-    cluster.scheduler = "gke";
+    cluster.scheduler = Scheduler::gke;
     return cluster;
 }
 
