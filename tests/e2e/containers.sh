@@ -85,7 +85,7 @@ expect_output "the output names it" "is not pinned by digest"
 
 # torch-ddp on Perlmutter never calls shifter without an image.
 ddp=(--cluster tests/e2e/fixtures/perlmutter-on-slurm-local.yaml --set workload.hardware.xpu_spec.model=nvidia_a100
-    --set launch.account=m4999 --set workload.hardware.driver_version=cuda_12.9 --set launch.container.image=$digest13)
+    --set launch.account=m4999 --set workload.hardware.driver_version=cuda_12.9 --set "launch.container.image=$digest13")
 expect_status 0 "tiny-ddp renders with Shifter" -- "$CCL_HARNESS" render workloads/tiny-ddp/tiny-ddp.yaml "${ddp[@]}" \
     --set launch.container.runtime=shifter --out "$SCRATCH/ddp-shifter"
 grep -qx "#SBATCH --image=docker:$digest13" "$SCRATCH/ddp-shifter/launch.sbatch" && pass || fail "torch-ddp: Shifter without --image"
@@ -144,7 +144,7 @@ run=$(latest_run)
 bundle="${run%/}.tar.zst"
 expect_status 0 "the podman-hpc run's bundle verifies" -- "$CCL_HARNESS" verify "$bundle"
 built=$(field "$run/rendered/plan.json" 'p["container"]["build"]')
-[ -n "$(grep -F "\"$built\"" "$CCL_PODMAN_HPC_STATE/squash.json")" ] && pass || fail "the job did not migrate $built"
+grep -qF -- "\"$built\"" "$CCL_PODMAN_HPC_STATE/squash.json" && pass || fail "the job did not migrate $built"
 name=$(basename "$bundle" .tar.zst)
 tar --zstd -xOf "$bundle" "$name/scripts/plan.json" | "$py" -c 'import json, sys; assert json.load(sys.stdin)["container"]["build"] == sys.argv[1]' "$built" && pass ||
     fail "the bundle's plan.json does not name the image built"

@@ -98,8 +98,8 @@ grep -rq "Unrecognized options: --training.no_such_option=1" "$run/logs" && pass
 if [ -x tests/doubles/podman-hpc/podman-hpc ]; then
     (
         export PATH="$CCL_SOURCE_DIR/tests/doubles/podman-hpc:$PATH" CCL_PODMAN_HPC_STATE="$SCRATCH/podman-hpc"
-        card=workloads/llama-3.1-8b-torchtitan-perlmutter/llama-3.1-8b-torchtitan-perlmutter.yaml
-        expect_status 0 "the llama card under podman-hpc" -- "$CCL_HARNESS" run "$card" --cluster "$profile" "${scale[@]}" \
+        llama=workloads/llama-3.1-8b-torchtitan-perlmutter/llama-3.1-8b-torchtitan-perlmutter.yaml
+        expect_status 0 "the llama card under podman-hpc" -- "$CCL_HARNESS" run "$llama" --cluster "$profile" "${scale[@]}" \
             --set launch.container.runtime=podman-hpc --results "$results/podman"
         run=$(ls -dt "$results"/podman/*/ | head -n 1)
         check_traces "$run" 5 9 && pass || fail "podman-hpc: traces of the window: $(ls "$run/traces")"

@@ -133,7 +133,6 @@ name=sweep
 expect_code 0 "sweep --json"
 expect_true "sweep JSON" "$SCRATCH/sweep.out" \
     '[p["state"] for p in j["points"]] == ["completed", "completed"] and j["exit_code"] == 0 and j["dry_run"] is False'
-sweep_dir=$(json_of "$SCRATCH/sweep.out" 'j["sweep_dir"]')
 expect_true "sweep JSON points are sweep.json's" "$SCRATCH/sweep.out" \
     'j["points"] == json.load(open(j["sweep_dir"] + "/sweep.json"))["points"]'
 expect_true "sweep points' bundles there" "$SCRATCH/sweep.out" \

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the end-to-end suites: they drive the built binary like a user would.
 # Each suite runs under CTest with CCL_HARNESS (the binary), CCL_SOURCE_DIR, CCL_SHARED_DIR and
 # CCL_TEST_TMP (a scratch directory inside the build tree) in the environment.
@@ -5,6 +6,7 @@ set -euo pipefail
 
 : "${CCL_HARNESS:?set by CTest}" "${CCL_SOURCE_DIR:?}" "${CCL_TEST_TMP:?}"
 CCL_SHARED_DIR="${CCL_SHARED_DIR:-$CCL_SOURCE_DIR/../shared}"
+# shellcheck disable=SC2034  # read by the suites that source this file
 CORPUS="$CCL_SHARED_DIR/ccl-bench-cards"
 
 case "$CCL_TEST_TMP" in
@@ -39,11 +41,28 @@ expect_output() {
     if grep -qF -- "$needle" <<<"$OUT"; then pass; else fail "$what: output lacks [$needle]; output:"$'\n'"$OUT"; fi
 }
 
+# expect_eq WHAT EXPECTED ACTUAL: the two strings are equal.
+expect_eq() {
+    if [ "$2" = "$3" ]; then pass; else fail "$1: got [$3], wanted [$2]"; fi
+}
+
+# expect_json FILE EXPR EXPECTED [WHAT]: the Python expression EXPR over the JSON document in FILE
+# (as j) prints EXPECTED (Python's str(): True, ['a', 'b'], (1, 2)). python3, not jq: .ci/setup
+# installs it for the suites anyway.
+expect_json() {
+    local file=$1 expr=$2 want=$3 what=${4:-$1: $2} got
+    if got=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$file" "$expr" 2>&1); then
+        expect_eq "$what" "$want" "$got"
+    else
+        fail "$what: cannot evaluate $expr over $file: $got"
+    fi
+}
+
 # For the run suites, which keep their run directories under $results.
 run_json() { # run_json RUN_DIR EXPR: evaluates a Python expression over run.json (as r)
     /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]+"/run.json")); print(eval(sys.argv[2]))' "$1" "$2"
 }
-latest_run() { ls -dt "$results"/*/ | head -n 1; }
+latest_run() { ls -dt "${results:?latest_run reads \$results}"/*/ | head -n 1; }
 
 finish() {
     echo "$(basename "$0"): $checks checks, $failures failed"

@@ -9,10 +9,10 @@ results="$SCRATCH/results"
 expect_status 0 "tiny-ddp runs locally" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
 expect_output "rank output is prefixed" "[rank_1] "
 run=$(latest_run)
-[ "$(run_json "$run" 'r["state"]')" = completed ] && pass || fail "state is not completed"
+expect_json "$run/run.json" 'j["state"]' completed "state is not completed"
 [ "$(run_json "$run" '[t["state"] for t in r["transitions"]]')" = "['rendered', 'running', 'completed']" ] && pass ||
     fail "transitions: $(run_json "$run" 'r["transitions"]')"
-[ "$(run_json "$run" '[k["exit_code"] for k in r["ranks"]]')" = "[0, 0]" ] && pass || fail "rank exit codes"
+expect_json "$run/run.json" '[k["exit_code"] for k in j["ranks"]]' "[0, 0]" "rank exit codes"
 for rank in 0 1; do
     trace="$run/traces/kineto_trace_$rank.json"
     if /usr/bin/python3 - "$trace" "$rank" <<'PY'; then pass; else fail "trace $trace is not a normalized Kineto trace"; fi
@@ -45,25 +45,25 @@ expect_status 1 "a failing rank fails the run" -- env MISBEHAVE=fail "$CCL_HARNE
     --set launch.script=misbehave.py --results "$results" --grace 2
 run=$(latest_run)
 [ $(( $(date +%s) - start )) -lt 60 ] && pass || fail "the other rank was not stopped"
-[ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "state after a failing rank"
+expect_json "$run/run.json" 'j["state"]' failed "state after a failing rank"
 expect_output "exit code reported" "rank_1 ended with exit 3"
 expect_output "log tail reported" "rank 1: simulated crash"
-[ "$(run_json "$run" 'r["ranks"][1]["exit_code"]')" = 3 ] && pass || fail "rank 1 exit code"
-[ "$(run_json "$run" 'r["ranks"][0]["signal"]')" = 15 ] && pass || fail "rank 0 was not stopped with SIGTERM"
+expect_json "$run/run.json" 'j["ranks"][1]["exit_code"]' 3 "rank 1 exit code"
+expect_json "$run/run.json" 'j["ranks"][0]["signal"]' 15 "rank 0 was not stopped with SIGTERM"
 
-expect_status 1 "time limit" -- env MISBEHAVE=sleep "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \
+expect_status 1 "time limit" -- env MISBEHAVE="sleep" "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \
     --set launch.script=misbehave.py --set launch.time_limit=00:00:02 --results "$results" --grace 1
 run=$(latest_run)
-[ "$(run_json "$run" 'r["state"]')" = timeout ] && pass || fail "state after the time limit: $(run_json "$run" 'r["state"]')"
+expect_json "$run/run.json" 'j["state"]' timeout "state after the time limit"
 
 expect_status 1 "a rank without a trace" -- env MISBEHAVE=notrace "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \
     --set launch.script=misbehave.py --results "$results"
 run=$(latest_run)
-[ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "state with a missing trace"
+expect_json "$run/run.json" 'j["state"]' failed "state with a missing trace"
 expect_output "missing rank named" "traces missing: no kineto_trace_1.json (rank 1)"
 
 # Ctrl-C: SIGINT to the harness stops every rank and records "cancelled"; exit 130.
-MISBEHAVE=sleep "$CCL_HARNESS" run "$work/tiny-ddp.yaml" --set launch.script=misbehave.py --results "$results" \
+MISBEHAVE="sleep" "$CCL_HARNESS" run "$work/tiny-ddp.yaml" --set launch.script=misbehave.py --results "$results" \
     --grace 1 >"$SCRATCH/interrupt.log" 2>&1 &
 harness=$!
 for _ in $(seq 50); do grep -q "starting" "$SCRATCH/interrupt.log" 2>/dev/null && break; sleep 0.2; done
@@ -72,7 +72,7 @@ status=0
 wait "$harness" || status=$?
 [ "$status" -eq 130 ] && pass || fail "Ctrl-C exit status $status"
 run=$(latest_run)
-[ "$(run_json "$run" 'r["state"]')" = cancelled ] && pass || fail "state after Ctrl-C"
+expect_json "$run/run.json" 'j["state"]' cancelled "state after Ctrl-C"
 pgrep -f "$work" >/dev/null && fail "ranks survived Ctrl-C" || pass
 /usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$run/run.json" && pass || fail "run.json half-written"
 

@@ -43,15 +43,13 @@ expect_status 1 "a sweep with a failing point" -- env MISBEHAVE=notrace "$CCL_HA
     --cluster local --vary launch.script=train.py,misbehave.py --vary launch.steps=12,6 --results "$results"
 expect_output "summary" "1 completed, 1 failed, 2 skipped, 0 cancelled, 0 not run"
 sweep=$(latest_sweep)
-[ "$(sweep_json "$sweep" '[p["state"] for p in s["points"]]')" = "['completed', 'skipped', 'failed', 'skipped']" ] && pass ||
-    fail "point states: $(sweep_json "$sweep" '[p["state"] for p in s["points"]]')"
-[ "$(sweep_json "$sweep" 's["points"][0]["overrides"]')" = "['launch.script=train.py', 'launch.steps=12']" ] && pass ||
-    fail "overrides recorded: $(sweep_json "$sweep" 's["points"][0]["overrides"]')"
+expect_json "$sweep/sweep.json" '[p["state"] for p in j["points"]]' "['completed', 'skipped', 'failed', 'skipped']" "point states"
+expect_json "$sweep/sweep.json" 'j["points"][0]["overrides"]' "['launch.script=train.py', 'launch.steps=12']" "overrides recorded"
 sweep_json "$sweep" 's["points"][1]["reason"]' | grep -q "profiling window" && pass || fail "skip reason recorded"
 [ "$(sweep_json "$sweep" '(s["points"][2]["exit_code"], s["points"][2]["run_dir"] != "")')" = "(1, True)" ] && pass ||
     fail "failed point: $(sweep_json "$sweep" 's["points"][2]')"
 sweep_json "$sweep" 's["points"][2]["reason"]' | grep -q "traces missing" && pass || fail "failure reason recorded"
-[ "$(sweep_json "$sweep" 's["points"][1]["run_dir"]')" = "" ] && pass || fail "a skipped point ran"
+expect_json "$sweep/sweep.json" 'j["points"][1]["run_dir"]' "" "a skipped point ran"
 bundle=$(sweep_json "$sweep" 's["points"][0]["bundle"]')
 [ -f "$bundle" ] && pass || fail "bundle of the completed point: [$bundle]"
 expect_status 0 "verify accepts the sweep's bundle" -- "$CCL_HARNESS" verify "$bundle"
@@ -82,8 +80,7 @@ grep -q "sweep --resume" "$SCRATCH/interrupt.log" && pass || fail "no resume hin
 dirs_before=$(ls -d "$sweep"/*/ | wc -l)
 expect_status 0 "resume" -- "$CCL_HARNESS" sweep --resume "$sweep"
 expect_output "resume runs only the missing points" "resuming $((3 - done_before)) point(s)"
-[ "$(sweep_json "$sweep" '[p["state"] for p in s["points"]]')" = "['completed', 'completed', 'completed']" ] && pass ||
-    fail "states after resume: $(sweep_json "$sweep" '[p["state"] for p in s["points"]]')"
+expect_json "$sweep/sweep.json" '[p["state"] for p in j["points"]]' "['completed', 'completed', 'completed']" "states after resume"
 [ "$(ls -d "$sweep"/*/ | wc -l)" -eq $((dirs_before + 3 - done_before)) ] && pass || fail "run directories after resume"
 completed_runs=$(for d in "$sweep"/*/; do run_json "$d" 'r["state"]'; done | grep -c '^completed$')
 [ "$completed_runs" -eq 3 ] && pass || fail "completed run directories: $completed_runs"
