@@ -54,11 +54,11 @@ bool is_filler(const std::string& line) {
 struct ValueSpan {
     std::size_t key_line = 0;
     std::size_t key_column = 0;
-    std::string prefix;        ///< the key line up to and including the ':'
-    std::string inline_value;  ///< after the ':' and before any comment, trimmed
-    std::string comment;       ///< the key line's comment with the spaces before it, or ""
-    std::size_t end_line = 0;  ///< one past the value's last line
-    std::size_t child_indent = k_none;  ///< indentation of the value's first line below the key
+    std::string prefix;                ///< the key line up to and including the ':'
+    std::string inline_value;          ///< after the ':' and before any comment, trimmed
+    std::string comment;               ///< the key line's comment with the spaces before it, or ""
+    std::size_t end_line = 0;          ///< one past the value's last line
+    std::size_t child_indent = k_none; ///< indentation of the value's first line below the key
 };
 
 /// The index of the comment's '#' in `text` (outside quotes, after a blank), or k_none.
@@ -69,7 +69,7 @@ std::size_t comment_start(const std::string& text) {
         if (quote == '"' && c == '\\') {
             ++i;
         } else if (quote != 0) {
-            quote = c == quote ? 0 : quote;
+            quote = c == quote ? '\0' : quote;
         } else if (c == '"' || c == '\'') {
             quote = c;
         } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) {
@@ -89,7 +89,7 @@ std::optional<ValueSpan> locate_value(const std::vector<std::string>& lines, con
     const std::string& line = lines[span.key_line];
     std::size_t i = span.key_column;
     if (i >= line.size() || indent_of(line) != i) {
-        return std::nullopt;  // not the first thing on its line: a flow mapping or "- key:"
+        return std::nullopt; // not the first thing on its line: a flow mapping or "- key:"
     }
     if (line[i] == '"' || line[i] == '\'') {
         const char quote = line[i];
@@ -157,8 +157,7 @@ bool same_tree(const YAML::Node& a, const YAML::Node& b) {
         return false;
     }
     switch (a.Type()) {
-    case YAML::NodeType::Scalar:
-        return a.Scalar() == b.Scalar();
+    case YAML::NodeType::Scalar: return a.Scalar() == b.Scalar();
     case YAML::NodeType::Sequence:
         if (a.size() != b.size()) {
             return false;
@@ -181,15 +180,12 @@ bool same_tree(const YAML::Node& a, const YAML::Node& b) {
         }
         return true;
     }
-    default:
-        return true;
+    default: return true;
     }
 }
 
 /// Through YamlDocument, so that the card's size, node, alias and key bounds hold here too.
-YAML::Node parse(const std::string& text, const std::string& display_name) {
-    return YamlDocument::parse(text, display_name).root();
-}
+YAML::Node parse(const std::string& text, const std::string& display_name) { return YamlDocument::parse(text, display_name).root(); }
 
 /// Sets every secret-named entry of the card's env blocks to k_redacted; true when one changed.
 /// render writes card.yaml redacted already; this holds for run directories rendered before it
@@ -225,7 +221,8 @@ std::optional<std::vector<std::string>> edit_trace_url(std::vector<std::string> 
         return std::nullopt;
     }
     lines[span->key_line] = span->prefix + " " + value + span->comment;
-    lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(span->key_line + 1), lines.begin() + static_cast<std::ptrdiff_t>(span->end_line));
+    lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(span->key_line + 1),
+                lines.begin() + static_cast<std::ptrdiff_t>(span->end_line));
     return lines;
 }
 
@@ -279,22 +276,19 @@ std::optional<std::vector<std::string>> edit_traces(std::vector<std::string> lin
 std::string trace_kind(const std::string& file_name) {
     const TraceName name = classify_trace_name(file_name);
     switch (name.kind) {
-    case TraceKind::xla:
-        return "json_tpu";
+    case TraceKind::xla: return "json_tpu";
     case TraceKind::nsys_rep:
-    case TraceKind::nsys_sqlite:
-        return "nsys";
+    case TraceKind::nsys_sqlite: return "nsys";
     case TraceKind::kineto:
         // Only the name the CCL-Bench tools open counts: collection renames the others.
         return name.canonical ? "json" : "";
-    case TraceKind::not_a_trace:
-        break;
+    case TraceKind::not_a_trace: break;
     }
     return "";
 }
 
-std::string set_bundle_fields(const std::string& card_text, const std::vector<std::string>& trace_kinds,
-                              const std::string& trace_url, const std::string& display_name) {
+std::string set_bundle_fields(const std::string& card_text, const std::vector<std::string>& trace_kinds, const std::string& trace_url,
+                              const std::string& display_name) {
     const YAML::Node root = parse(card_text, display_name);
     if (!root.IsMap() || root.size() == 0) {
         throw input_error(fmt::format("{}: a card is a YAML mapping", display_name));
@@ -321,13 +315,13 @@ std::string set_bundle_fields(const std::string& card_text, const std::vector<st
     if (lines) {
         std::optional<YAML::Node> edited;
         try {
-            edited = YAML::Load(join_lines(*lines));  // the marks moved: find the keys again
+            edited = YAML::Load(join_lines(*lines)); // the marks moved: find the keys again
         } catch (const YAML::Exception&) {
         }
         lines = edited && edited->IsMap() ? edit_traces(*lines, *edited, trace_kinds) : std::nullopt;
     }
     if (lines) {
-        const std::string text = join_lines(*lines);
+        std::string text = join_lines(*lines);
         try {
             if (same_tree(YAML::Load(text), expected)) {
                 return text;

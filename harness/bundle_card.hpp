@@ -21,7 +21,7 @@ std::string trace_kind(const std::string& file_name);
 /// communication library's env has its value replaced by k_redacted (secret_scrub.hpp).
 /// Deterministic. Invalid YAML or a card that is not a mapping is an
 /// input error naming `display_name`.
-std::string set_bundle_fields(const std::string& card_text, const std::vector<std::string>& trace_kinds,
-                              const std::string& trace_url, const std::string& display_name);
+std::string set_bundle_fields(const std::string& card_text, const std::vector<std::string>& trace_kinds, const std::string& trace_url,
+                              const std::string& display_name);
 
 } // namespace harness

@@ -16,7 +16,7 @@ inline constexpr int k_manifest_format = 1;
 inline constexpr const char* k_manifest_name = "manifest.json";
 
 struct ManifestFile {
-    std::string path;  ///< relative to the bundle, '/'-separated
+    std::string path; ///< relative to the bundle, '/'-separated
     std::uint64_t size = 0;
     std::string sha256;
 };

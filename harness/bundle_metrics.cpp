@@ -28,10 +28,10 @@ std::vector<std::string> compare_bundle_metrics(const Json& stored, const Json& 
     std::vector<std::string> problems;
     const Json* stored_metrics = stored.find("metrics");
     if (stored.find("format") == nullptr || !stored.find("format")->is_int() || stored.find("format")->as_int() != 1) {
-        problems.push_back("format: expected 1");
+        problems.emplace_back("format: expected 1");
     }
     if (stored_metrics == nullptr || !stored_metrics->is_object()) {
-        problems.push_back("metrics: expected an object of metric name -> {value, unit, why}");
+        problems.emplace_back("metrics: expected an object of metric name -> {value, unit, why}");
         return problems;
     }
     const Json::Object& want = recomputed.find("metrics")->as_object();

@@ -2,7 +2,7 @@
 
 #include "bundle_card.hpp"
 #include "bundle_manifest.hpp"
-#include "bundle_metrics.hpp"  // k_metrics_name
+#include "bundle_metrics.hpp" // k_metrics_name
 #include "run_directory.hpp"
 #include "trace_names.hpp"
 #include "util/archive.hpp"
@@ -31,7 +31,7 @@ struct Entry {
     bool directory = false;
     fs::path source;
     std::optional<std::string> content;
-    std::string origin;  ///< where it comes from, for messages
+    std::string origin; ///< where it comes from, for messages
 };
 
 /// Entries keyed by their path inside <name>/ as the tar names them ("logs/", "logs/rank_0.log"),
@@ -108,7 +108,8 @@ std::string named_patch(const std::string& text, const fs::path& file) {
 
 void add_entry(Entries& entries, const std::string& key, Entry entry) {
     if (!simdjson::validate_utf8(key.data(), key.size())) {
-        throw input_error(fmt::format("{}: a file name that is not UTF-8 cannot be listed in manifest.json", quote_path(entry.origin)));
+        throw input_error(
+            fmt::format("{}: a file name that is not UTF-8 cannot be listed in manifest.json", quote_path(entry.origin)));
     }
     // The directory a file sits in, and a file where a directory must be, are the same path.
     const std::string other = entry.directory ? key.substr(0, key.size() - 1) : key + "/";
@@ -199,8 +200,8 @@ std::vector<std::string> add_traces(Entries& entries, const fs::path& traces) {
         add_entry(entries, relative, std::move(entry));
     }
     if (kinds.empty()) {
-        throw input_error(fmt::format("{}: no traces ({}): nothing for the CCL-Bench tools to read", traces.string(),
-                                      expected_trace_names()));
+        throw input_error(
+            fmt::format("{}: no traces ({}): nothing for the CCL-Bench tools to read", traces.string(), expected_trace_names()));
     }
     // The order docs/bundle.md lists them in, whatever order the files sort in.
     std::vector<std::string> ordered;
@@ -240,7 +241,7 @@ fs::path output_path(const fs::path& run_dir, const std::string& name, const Pac
 PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options) {
     fs::path run_dir = fs::absolute(run_dir_argument).lexically_normal();
     if (run_dir.filename().empty()) {
-        run_dir = run_dir.parent_path();  // "results/x/" names "results/x"
+        run_dir = run_dir.parent_path(); // "results/x/" names "results/x"
     }
     std::error_code ec;
     if (!fs::is_directory(run_dir, ec)) {
@@ -268,8 +269,9 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
     }
     for (const char* required : {"rendered", "traces"}) {
         if (!fs::is_directory(fs::symlink_status(run_dir / required, ec))) {
-            throw input_error(fmt::format("{}: no {}/ directory{}", run_dir_argument.string(), required,
-                                          fs::is_symlink(fs::symlink_status(run_dir / required, ec)) ? " (a link is not followed)" : ""));
+            throw input_error(
+                fmt::format("{}: no {}/ directory{}", run_dir_argument.string(), required,
+                            fs::is_symlink(fs::symlink_status(run_dir / required, ec)) ? " (a link is not followed)" : ""));
         }
     }
     const std::string& name = run.id;
@@ -286,7 +288,8 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
         }
         const std::optional<std::string> diff = read_if_present(run_dir / k_patch);
         if (!diff) {
-            throw input_error(fmt::format("{}: names harness.patch, which the run directory lacks", (run_dir / k_provenance).string()));
+            throw input_error(
+                fmt::format("{}: names harness.patch, which the run directory lacks", (run_dir / k_provenance).string()));
         }
         add_bytes(entries, k_patch, *diff, run_dir / k_patch);
     }
@@ -312,7 +315,8 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
         add_file(entries, k_metrics_name, run_dir / k_metrics_name);
     }
     if (entries.count(k_manifest_name) != 0) {
-        throw input_error(fmt::format("{}: would take the place of the bundle's manifest.json", quote_path(entries[k_manifest_name].origin)));
+        throw input_error(
+            fmt::format("{}: would take the place of the bundle's manifest.json", quote_path(entries[k_manifest_name].origin)));
     }
 
     TarZstWriter writer(out, options.threads);
@@ -335,8 +339,9 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
         options.on_entry(k_manifest_name);
     }
     result.manifest_sha256 = writer.add_bytes(name + "/" + k_manifest_name, manifest).sha256;
-    result.files = static_cast<std::size_t>(std::count_if(entries.begin(), entries.end(),
-                                                          [](const auto& item) { return !item.second.directory; })) + 1;
+    result.files = static_cast<std::size_t>(
+                       std::count_if(entries.begin(), entries.end(), [](const auto& item) { return !item.second.directory; })) +
+                   1;
     const ArchivedContent archive = writer.finish(options.force);
     result.size = archive.size;
     result.sha256 = archive.sha256;

@@ -20,13 +20,13 @@ struct PackOptions {
 };
 
 struct PackResult {
-    std::string name;              ///< the run id: the bundle's top directory
-    fs::path bundle;               ///< the archive written
-    std::uint64_t size = 0;        ///< of the archive, in bytes
-    std::string sha256;            ///< of the archive
-    std::size_t files = 0;         ///< regular files in the bundle, manifest.json included
-    std::string manifest_sha256;   ///< of manifest.json (what provenance.reproduces names)
-    std::vector<std::string> trace_kinds;  ///< metric_source.traces as written into <name>.yaml
+    std::string name;                     ///< the run id: the bundle's top directory
+    fs::path bundle;                      ///< the archive written
+    std::uint64_t size = 0;               ///< of the archive, in bytes
+    std::string sha256;                   ///< of the archive
+    std::size_t files = 0;                ///< regular files in the bundle, manifest.json included
+    std::string manifest_sha256;          ///< of manifest.json (what provenance.reproduces names)
+    std::vector<std::string> trace_kinds; ///< metric_source.traces as written into <name>.yaml
 };
 
 /// Packs `run_dir`. Refused with an input error (exit 2), before anything is written: a

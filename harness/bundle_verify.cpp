@@ -52,9 +52,7 @@ std::string foreign_archive_kind(const fs::path& file) {
     std::ifstream in(file, std::ios::binary);
     in.read(head, sizeof head);
     const auto got = static_cast<std::size_t>(in.gcount());
-    const auto starts = [&](std::string_view magic) {
-        return got >= magic.size() && std::string_view(head, magic.size()) == magic;
-    };
+    const auto starts = [&](std::string_view magic) { return got >= magic.size() && std::string_view(head, magic.size()) == magic; };
     if (starts("\x28\xb5\x2f\xfd")) {
         return {};
     }
@@ -125,8 +123,7 @@ std::string zstd_stream_damage(const fs::path& archive_path) {
         }
         total += static_cast<std::uint64_t>(n);
         if (total > limits.max_bytes ||
-            (total > limits.ratio_floor &&
-             static_cast<double>(total) > limits.max_ratio * static_cast<double>(compressed))) {
+            (total > limits.ratio_floor && static_cast<double>(total) > limits.max_ratio * static_cast<double>(compressed))) {
             return {};
         }
     }
@@ -167,9 +164,8 @@ fs::path single_top_directory(const fs::path& unpacked, Problems& problems) {
     if (entries.size() > names.size()) {
         names.push_back(fmt::format("and {} more", entries.size() - names.size()));
     }
-    problems.push_back(
-        {"", fmt::format("a bundle archive holds exactly one directory, <name>/, at its top level; this one holds {}",
-                         join(names, ", "))});
+    problems.push_back({"", fmt::format("a bundle archive holds exactly one directory, <name>/, at its top level; this one holds {}",
+                                        join(names, ", "))});
     return {};
 }
 
@@ -182,8 +178,7 @@ struct JsonRecord {
     bool ok = false;
 };
 
-void load_record(const fs::path& dir, const std::string& name, const std::string& what, JsonRecord& record,
-                 Problems& problems) {
+void load_record(const fs::path& dir, const std::string& name, const std::string& what, JsonRecord& record, Problems& problems) {
     const fs::path path = dir / name;
     const fs::file_status status = fs::symlink_status(path);
     if (!fs::exists(status)) {
@@ -235,8 +230,8 @@ void check_provenance(const fs::path& dir, const std::string& name, Problems& pr
     simdjson::dom::object run;
     if (record.ok && record.root["run"].get_object().get(run) == simdjson::SUCCESS) {
         if (const std::optional<std::string_view> id = string_at(run, "id"); id && *id != name) {
-            problems.push_back({k_provenance_name,
-                                fmt::format("run.id: {}, but the bundle is {}", json_string(*id), json_string(name))});
+            problems.push_back(
+                {k_provenance_name, fmt::format("run.id: {}, but the bundle is {}", json_string(*id), json_string(name))});
         }
         // reproduce names a file after run.card: a name that is not one plain file name is a
         // bundle made to write elsewhere, not a card name pack could have written.
@@ -289,12 +284,11 @@ void check_run_record(const fs::path& dir, const std::string& name, Problems& pr
     if (!state) {
         problems.push_back({"run.json", "state: missing"});
     } else if (*state != "completed") {
-        problems.push_back(
-            {"run.json", fmt::format("state is {}; only a completed run is a data point", json_string(*state))});
+        problems.push_back({"run.json", fmt::format("state is {}; only a completed run is a data point", json_string(*state))});
     }
     if (const std::optional<std::string_view> id = string_at(record.root, "run_id"); !id || *id != name) {
-        problems.push_back({"run.json", fmt::format("run_id: {}, but the bundle is {}",
-                                                    id ? json_string(*id) : "missing", json_string(name))});
+        problems.push_back(
+            {"run.json", fmt::format("run_id: {}, but the bundle is {}", id ? json_string(*id) : "missing", json_string(name))});
     }
 }
 
@@ -303,8 +297,7 @@ void check_scripts(const fs::path& dir, const std::vector<std::string>& files, P
         problems.push_back({"scripts/", "missing: the scripts that ran (the run directory's rendered/)"});
         return;
     }
-    if (std::none_of(files.begin(), files.end(),
-                     [](const std::string& file) { return starts_with(file, "scripts/"); })) {
+    if (std::none_of(files.begin(), files.end(), [](const std::string& file) { return starts_with(file, "scripts/"); })) {
         problems.push_back({"scripts/", "empty: it should hold the scripts that ran (the run directory's rendered/)"});
     }
 }
@@ -312,7 +305,7 @@ void check_scripts(const fs::path& dir, const std::vector<std::string>& files, P
 // ---- traces ----
 
 void check_traces(const fs::path& dir, const std::vector<std::string>& files, BundleReport& report) {
-    std::map<long long, std::string> rank_files;  // kineto_trace_<r>.json and .json.gz share a rank
+    std::map<long long, std::string> rank_files; // kineto_trace_<r>.json and .json.gz share a rank
     for (const std::string& relative : files) {
         const std::string first = relative.substr(0, relative.find('/'));
         if (relative.find('/') == std::string::npos && is_trace_file_name(relative)) {
@@ -424,8 +417,7 @@ std::vector<std::string> listed_traces(const YAML::Node& root) {
 /// xpu_spec.total_count when it is a positive integer, else 0 (validation reports why).
 long long total_count(const YAML::Node& root) {
     const std::string text = scalar_text(find_node(root, "workload.hardware.xpu_spec.total_count"));
-    if (text.empty() || text.size() > 18 ||
-        !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (text.empty() || text.size() > 18 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         return 0;
     }
     return std::stoll(text);
@@ -466,10 +458,9 @@ void check_trace_url(const YamlDocument& doc, const fs::path& dir, BundleReport&
     const std::string trace_url = scalar_text(find_node(doc.root(), "trace_url"));
     const std::string archive_name = report.name + ".tar.zst";
     if (trace_url != archive_name) {
-        report.problems.push_back(
-            {where(doc, dir, "trace_url"),
-             fmt::format("trace_url: {}, expected {} (the bundle's archive)",
-                         trace_url.empty() ? "empty" : json_string(trace_url), json_string(archive_name))});
+        report.problems.push_back({where(doc, dir, "trace_url"),
+                                   fmt::format("trace_url: {}, expected {} (the bundle's archive)",
+                                               trace_url.empty() ? "empty" : json_string(trace_url), json_string(archive_name))});
     }
 }
 
@@ -484,11 +475,10 @@ void check_trace_kinds(const YamlDocument& doc, const fs::path& dir, const HeldT
         if (holds == lists_any(listed, kinds)) {
             return;
         }
-        report.problems.push_back(
-            {where(doc, dir, "metric_source.traces"),
-             holds ? fmt::format("metric_source.traces lists {}, but the bundle holds {}: add {}",
-                                 listed.empty() ? "nothing" : join(listed, ", "), files, kind)
-                   : fmt::format("metric_source.traces lists {}, but the bundle holds no {}", kind, files)});
+        report.problems.push_back({where(doc, dir, "metric_source.traces"),
+                                   holds ? fmt::format("metric_source.traces lists {}, but the bundle holds {}: add {}",
+                                                       listed.empty() ? "nothing" : join(listed, ", "), files, kind)
+                                         : fmt::format("metric_source.traces lists {}, but the bundle holds no {}", kind, files)});
     };
     check(!held.ranks.empty(), k_kineto_kinds, "json", "kineto_trace_<rank>.json");
     check(held.xla, k_xla_kinds, "json_tpu", "<host>.trace.json(.gz)");
@@ -516,8 +506,7 @@ void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTr
         report.problems.push_back(
             {where(doc, dir, "workload.hardware.xpu_spec.total_count"),
              ranks.empty()
-                 ? fmt::format("card says total_count: {} but the bundle has no rank traces (kineto_trace_<rank>.json)",
-                               total)
+                 ? fmt::format("card says total_count: {} but the bundle has no rank traces (kineto_trace_<rank>.json)", total)
                  : fmt::format("card says total_count: {} but the bundle has {} rank trace{} ({})", total, ranks.size(),
                                ranks.size() == 1 ? "" : "s", describe_ranks(ranks))});
         return;
@@ -546,9 +535,9 @@ void check_card(const fs::path& dir, const std::vector<std::string>& files, cons
             }
         }
         report.problems.push_back(
-            {card_name, others.empty() ? "missing (the effective workload card)"
-                                       : fmt::format("missing: the card must be named after the bundle (found {})",
-                                                     join(others, ", "))});
+            {card_name, others.empty()
+                            ? "missing (the effective workload card)"
+                            : fmt::format("missing: the card must be named after the bundle (found {})", join(others, ", "))});
         return;
     }
     const ValidationResult validation = validate_file(card_path, ValidateOptions{});
@@ -600,8 +589,7 @@ std::string renamed_from(const fs::path& dir, const std::string& name) {
     Problems ignored; // check_run_record reports them
     load_record(dir, "run.json", "", record, ignored);
     const std::optional<std::string_view> id = record.ok ? string_at(record.root, "run_id") : std::nullopt;
-    if (!id || *id == name || id->find('/') != std::string_view::npos ||
-        !fs::exists(dir / (std::string(*id) + ".yaml"))) {
+    if (!id || *id == name || id->find('/') != std::string_view::npos || !fs::exists(dir / (std::string(*id) + ".yaml"))) {
         return {};
     }
     return std::string(*id);
@@ -609,23 +597,19 @@ std::string renamed_from(const fs::path& dir, const std::string& name) {
 
 void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, BundleReport& report) {
     if (!fs::exists(dir / k_manifest_name) && is_real_directory(dir / "rendered")) {
-        report.problems.push_back(
-            {"", fmt::format("this is a run directory; pack it first: ccl-harness pack {}", pack_hint)});
+        report.problems.push_back({"", fmt::format("this is a run directory; pack it first: ccl-harness pack {}", pack_hint)});
         return;
     }
-    if (!fs::exists(dir / k_manifest_name) && !fs::exists(dir / "run.json") &&
-        !fs::exists(dir / (report.name + ".yaml"))) {
-        report.problems.push_back(
-            {"", "not a bundle: no manifest.json, run.json or card (a bundle is the directory <name>/ "
-                 "that `ccl-harness pack` writes, or its <name>.tar.zst)"});
+    if (!fs::exists(dir / k_manifest_name) && !fs::exists(dir / "run.json") && !fs::exists(dir / (report.name + ".yaml"))) {
+        report.problems.push_back({"", "not a bundle: no manifest.json, run.json or card (a bundle is the directory <name>/ "
+                                       "that `ccl-harness pack` writes, or its <name>.tar.zst)"});
         return;
     }
     // One problem for a renamed directory, rather than one for every file that names the run.
     if (const std::string run = renamed_from(dir, report.name); !run.empty()) {
-        report.problems.push_back(
-            {"", fmt::format("the bundle directory is named {} but holds the run {} (run.json, {}.yaml): "
-                             "a bundle is named after its run",
-                             json_string(report.name), json_string(run), run)});
+        report.problems.push_back({"", fmt::format("the bundle directory is named {} but holds the run {} (run.json, {}.yaml): "
+                                                   "a bundle is named after its run",
+                                                   json_string(report.name), json_string(run), run)});
         report.name = run;
     }
     const std::vector<std::string> files = list_files(dir);
@@ -696,10 +680,9 @@ BundleReport verify_bundle(const fs::path& bundle, const VerifyOptions& options)
         throw input_error(fmt::format("{}: neither a file nor a directory", bundle.string()));
     }
     if (const std::string kind = foreign_archive_kind(bundle); !kind.empty()) {
-        throw input_error(
-            fmt::format("{}: {}; a bundle is a zstd-compressed tar, <name>.tar.zst, or its unpacked directory "
-                        "(pack a run directory with `ccl-harness pack RUN_DIR`)",
-                        bundle.string(), kind));
+        throw input_error(fmt::format("{}: {}; a bundle is a zstd-compressed tar, <name>.tar.zst, or its unpacked directory "
+                                      "(pack a run directory with `ccl-harness pack RUN_DIR`)",
+                                      bundle.string(), kind));
     }
     std::optional<ScratchDir> scratch;
     if (options.unpack_into.empty()) {
@@ -716,8 +699,7 @@ BundleReport verify_bundle(const fs::path& bundle, const VerifyOptions& options)
         }
         const std::string why = without_archive_prefix(e.what(), bundle);
         if (const std::string damage = zstd_stream_damage(bundle); !damage.empty()) {
-            report.problems.push_back(
-                {"", fmt::format("truncated or damaged archive ({}); unpacking stopped at {}", damage, why)});
+            report.problems.push_back({"", fmt::format("truncated or damaged archive ({}); unpacking stopped at {}", damage, why)});
             return finish();
         }
         throw input_error(fmt::format("{}: refused: {}", bundle.string(), why));

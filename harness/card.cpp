@@ -76,53 +76,66 @@ std::vector<FieldSpec> build_schema() {
     FieldSpec description = field("description", ValueKind::string, Need::expected, "what this data point is, in a sentence");
     FieldSpec contributor = field("contributor", ValueKind::string, Need::expected, "who collected the data point");
     contributor.note = "a data point should say who collected it";
-    FieldSpec executor = section("Model-executor", Need::expected, "how the workload ran: framework, parallelism, communication", {
-        section("framework", Need::required, "the training or serving framework", {
-            field("name", ValueKind::string, Need::required, "framework name, e.g. torchtitan, megatron-lm, maxtext, vllm"),
-            field("compiler_tool_selection", ValueKind::string, Need::optional, "compiler or graph tool, e.g. torch.compile, XLA"),
-            field("version", ValueKind::string, Need::optional, "framework version"),
-            env_block("env", "framework environment variables: NAME: value"),
-        }),
-        section("model_plan_parallelization", Need::required, "parallel degrees; their product is xpu_spec.total_count", {
-            field("dp_replicate", ValueKind::positive_int, Need::required, "data-parallel replicas"),
-            field("dp_shard", ValueKind::positive_int, Need::required, "data-parallel shards (FSDP)"),
-            field("tp", ValueKind::positive_int, Need::required, "tensor-parallel degree"),
-            field("pp", ValueKind::positive_int, Need::required, "pipeline-parallel degree"),
-            field("cp", ValueKind::positive_int, Need::required, "context-parallel degree"),
-            field("ep", ValueKind::positive_int, Need::optional, "expert-parallel degree (default 1)"),
-            field("pp_mb", ValueKind::positive_int, Need::optional, "pipeline microbatches (default 1)"),
-        }),
-        section("communication_library", Need::expected, "the collective communication library", {
-            field("name", ValueKind::string, Need::expected, "e.g. NCCL, RCCL, gloo, XLA"),
-            field("version", ValueKind::string, Need::optional, "library version"),
-            env_block("env", "communication environment variables: NAME: value (empty: not set)"),
-        }),
-        field("protocol_selection", ValueKind::string_list, Need::optional, "communication protocols or algorithms used"),
-        section("expert_parallel", Need::optional, "expert-parallel settings (MoE)", {
-            field("eplb", ValueKind::boolean, Need::optional, "expert-parallel load balancing"),
-            field("mode", ValueKind::string, Need::optional, "expert-parallel mode"),
-            field("top_k", ValueKind::positive_int, Need::optional, "experts per token"),
-        }),
-        field("serving", ValueKind::any, Need::optional, "serving framework settings, free form"),
-    });
+    FieldSpec executor = section(
+        "Model-executor", Need::expected, "how the workload ran: framework, parallelism, communication",
+        {
+            section(
+                "framework", Need::required, "the training or serving framework",
+                {
+                    field("name", ValueKind::string, Need::required, "framework name, e.g. torchtitan, megatron-lm, maxtext, vllm"),
+                    field("compiler_tool_selection", ValueKind::string, Need::optional,
+                          "compiler or graph tool, e.g. torch.compile, XLA"),
+                    field("version", ValueKind::string, Need::optional, "framework version"),
+                    env_block("env", "framework environment variables: NAME: value"),
+                }),
+            section("model_plan_parallelization", Need::required, "parallel degrees; their product is xpu_spec.total_count",
+                    {
+                        field("dp_replicate", ValueKind::positive_int, Need::required, "data-parallel replicas"),
+                        field("dp_shard", ValueKind::positive_int, Need::required, "data-parallel shards (FSDP)"),
+                        field("tp", ValueKind::positive_int, Need::required, "tensor-parallel degree"),
+                        field("pp", ValueKind::positive_int, Need::required, "pipeline-parallel degree"),
+                        field("cp", ValueKind::positive_int, Need::required, "context-parallel degree"),
+                        field("ep", ValueKind::positive_int, Need::optional, "expert-parallel degree (default 1)"),
+                        field("pp_mb", ValueKind::positive_int, Need::optional, "pipeline microbatches (default 1)"),
+                    }),
+            section("communication_library", Need::expected, "the collective communication library",
+                    {
+                        field("name", ValueKind::string, Need::expected, "e.g. NCCL, RCCL, gloo, XLA"),
+                        field("version", ValueKind::string, Need::optional, "library version"),
+                        env_block("env", "communication environment variables: NAME: value (empty: not set)"),
+                    }),
+            field("protocol_selection", ValueKind::string_list, Need::optional, "communication protocols or algorithms used"),
+            section("expert_parallel", Need::optional, "expert-parallel settings (MoE)",
+                    {
+                        field("eplb", ValueKind::boolean, Need::optional, "expert-parallel load balancing"),
+                        field("mode", ValueKind::string, Need::optional, "expert-parallel mode"),
+                        field("top_k", ValueKind::positive_int, Need::optional, "experts per token"),
+                    }),
+            field("serving", ValueKind::any, Need::optional, "serving framework settings, free form"),
+        });
     executor.note = "the card says what ran but not how; it can be archived, not run";
 
-    FieldSpec hardware = section("hardware", Need::expected, "the machine the workload ran on", {
-        section("network_topo", Need::expected, "the interconnect", {
-            field("topology", ValueKind::string, Need::expected, "e.g. slingshot, torus, nvlink"),
-            field("bandwidth_gbps", ValueKind::bandwidth, Need::expected, "[scale_out, scale_up] in Gbps; N/A where there is none"),
-        }),
-        section("xpu_spec", Need::required, "the accelerators", {
-            xpu_type,
-            field("model", ValueKind::string, Need::required,
-                  "accelerator model; picks the target: nvidia_a100* -> perlmutter, tpu_v6e -> tpu-v6e, cpu -> local"),
-            field("total_count", ValueKind::positive_int, Need::required, "accelerators in the job"),
-            field("count_per_node", ValueKind::positive_int, Need::required, "accelerators per node (host)"),
-            field("topology", ValueKind::string, Need::optional, "slice or node topology, e.g. 4x4"),
-            field("memory_gb", ValueKind::number, Need::optional, "memory per accelerator in GB"),
-        }),
-        field("driver_version", ValueKind::string, Need::expected, "accelerator driver version"),
-    });
+    FieldSpec hardware = section(
+        "hardware", Need::expected, "the machine the workload ran on",
+        {
+            section("network_topo", Need::expected, "the interconnect",
+                    {
+                        field("topology", ValueKind::string, Need::expected, "e.g. slingshot, torus, nvlink"),
+                        field("bandwidth_gbps", ValueKind::bandwidth, Need::expected,
+                              "[scale_out, scale_up] in Gbps; N/A where there is none"),
+                    }),
+            section("xpu_spec", Need::required, "the accelerators",
+                    {
+                        xpu_type,
+                        field("model", ValueKind::string, Need::required,
+                              "accelerator model; picks the target: nvidia_a100* -> perlmutter, tpu_v6e -> tpu-v6e, cpu -> local"),
+                        field("total_count", ValueKind::positive_int, Need::required, "accelerators in the job"),
+                        field("count_per_node", ValueKind::positive_int, Need::required, "accelerators per node (host)"),
+                        field("topology", ValueKind::string, Need::optional, "slice or node topology, e.g. 4x4"),
+                        field("memory_gb", ValueKind::number, Need::optional, "memory per accelerator in GB"),
+                    }),
+            field("driver_version", ValueKind::string, Need::expected, "accelerator driver version"),
+        });
     hardware.note = "needed to run the card";
 
     std::vector<FieldSpec> model = {
@@ -148,70 +161,79 @@ std::vector<FieldSpec> build_schema() {
         field("trace_url", ValueKind::string, Need::optional, "where the traces are archived (filled by pack)"),
         contributor,
         field("contact", ValueKind::string, Need::expected, "how to reach the contributor"),
-        section("workload", Need::required, "the model, data and hardware", {
-            section("model", Need::required, "the model", model),
-            section("data", Need::expected, "batch, sequence lengths and dataset", {
-                field("batch_size", ValueKind::positive_int, Need::optional, "batch size (global unless batch_size_scope says otherwise)"),
-                choice("batch_size_scope", Need::optional, {"global", "per_device", "per_replica", "per_rank", "local"}, false,
-                       "what batch_size counts"),
-                field("seq_len", ValueKind::positive_int, Need::expected, "sequence length (needed for training)"),
-                field("input_len", ValueKind::positive_int, Need::optional, "prompt length (inference)"),
-                field("output_len", ValueKind::positive_int, Need::optional, "generated length (inference)"),
-                field("dataset", ValueKind::string, Need::expected, "dataset name"),
-                field("max-model-len", ValueKind::positive_int, Need::optional, "vLLM --max-model-len"),
-                field("max-num-batched-tokens", ValueKind::positive_int, Need::optional, "vLLM --max-num-batched-tokens"),
-                field("max-num-seqs", ValueKind::positive_int, Need::optional, "vLLM --max-num-seqs"),
-                field("max_tokens", ValueKind::positive_int, Need::optional, "tokens generated per request (serving)"),
-                field("num_prompts", ValueKind::positive_int, Need::optional, "prompts sent (serving)"),
-                field("request_rate", ValueKind::number, Need::optional, "requests per second (serving)"),
+        section(
+            "workload", Need::required, "the model, data and hardware",
+            {
+                section("model", Need::required, "the model", model),
+                section("data", Need::expected, "batch, sequence lengths and dataset",
+                        {
+                            field("batch_size", ValueKind::positive_int, Need::optional,
+                                  "batch size (global unless batch_size_scope says otherwise)"),
+                            choice("batch_size_scope", Need::optional, {"global", "per_device", "per_replica", "per_rank", "local"},
+                                   false, "what batch_size counts"),
+                            field("seq_len", ValueKind::positive_int, Need::expected, "sequence length (needed for training)"),
+                            field("input_len", ValueKind::positive_int, Need::optional, "prompt length (inference)"),
+                            field("output_len", ValueKind::positive_int, Need::optional, "generated length (inference)"),
+                            field("dataset", ValueKind::string, Need::expected, "dataset name"),
+                            field("max-model-len", ValueKind::positive_int, Need::optional, "vLLM --max-model-len"),
+                            field("max-num-batched-tokens", ValueKind::positive_int, Need::optional, "vLLM --max-num-batched-tokens"),
+                            field("max-num-seqs", ValueKind::positive_int, Need::optional, "vLLM --max-num-seqs"),
+                            field("max_tokens", ValueKind::positive_int, Need::optional, "tokens generated per request (serving)"),
+                            field("num_prompts", ValueKind::positive_int, Need::optional, "prompts sent (serving)"),
+                            field("request_rate", ValueKind::number, Need::optional, "requests per second (serving)"),
+                        }),
+                hardware,
             }),
-            hardware,
-        }),
         executor,
-        section("metric_source", Need::expected, "the traces behind the metrics", {
-            traces,
-            field("metrics_specific_trace", ValueKind::string_list, Need::optional, "traces used by particular metrics"),
-        }),
+        section("metric_source", Need::expected, "the traces behind the metrics",
+                {
+                    traces,
+                    field("metrics_specific_trace", ValueKind::string_list, Need::optional, "traces used by particular metrics"),
+                }),
         field("collection_notes", ValueKind::any, Need::optional, "free-form notes on how the data was collected"),
-        section("launch", Need::optional, "what a run needs and an archived card does not say (ccl-harness)", {
-            field("cluster", ValueKind::string, Need::optional, "cluster profile in clusters/ (else inferred from xpu_spec.model)"),
-            field("account", ValueKind::string, Need::optional, "Slurm account (-A)"),
-            field("qos", ValueKind::string, Need::optional, "Slurm QOS (-q)"),
-            field("partition", ValueKind::string, Need::optional, "Slurm partition (-p)"),
-            field("time_limit", ValueKind::string, Need::optional, "minutes, HH:MM:SS or D-HH:MM:SS"),
-            field("constraint", ValueKind::string, Need::optional, "Slurm constraint (-C)"),
-            section("container", Need::optional, "the container the job runs in", {
-                field("image", ValueKind::string, Need::optional, "image pinned by digest: NAME@sha256:<64 hex>"),
-                runtime,
-            }),
-            section("source", Need::optional, "the framework checkout, pinned to a commit by run", {
-                field("repo", ValueKind::string, Need::optional, "git URL or absolute path"),
-                field("ref", ValueKind::string, Need::optional, "branch, tag or commit"),
-            }),
-            field("model", ValueKind::string, Need::optional, "Hugging Face model id or path (default from hf_url)"),
-            field("script", ValueKind::string, Need::optional, "entry point beside the card, or inside launch.source"),
-            field("steps", ValueKind::positive_int, Need::optional, "steps (training) or iterations (inference)"),
-            section("profile", Need::optional, "the traced window: wait, then warm up, then record", {
-                field("wait", ValueKind::nonneg_int, Need::optional, "steps before the profiler starts (default 1)"),
-                field("warmup", ValueKind::nonneg_int, Need::optional, "profiler warm-up steps (default 5)"),
-                field("active", ValueKind::positive_int, Need::optional, "recorded steps (default 5)"),
-            }),
-            field("args", ValueKind::string_list, Need::optional, "extra framework arguments, one word each"),
-            env_block("env", "environment exported last: NAME: value"),
-            section("tpu", Need::optional, "TPU targets", {
-                field("project", ValueKind::string, Need::optional, "Google Cloud project"),
-                field("zone", ValueKind::string, Need::optional, "zone (default from the profile)"),
-                field("name", ValueKind::string, Need::optional, "queued resource name (default ccl-<card name>)"),
-                field("runtime_version", ValueKind::string, Need::optional, "TPU runtime version"),
-                field("spot", ValueKind::boolean, Need::optional, "spot capacity"),
-            }),
-        }),
+        section("launch", Need::optional, "what a run needs and an archived card does not say (ccl-harness)",
+                {
+                    field("cluster", ValueKind::string, Need::optional,
+                          "cluster profile in clusters/ (else inferred from xpu_spec.model)"),
+                    field("account", ValueKind::string, Need::optional, "Slurm account (-A)"),
+                    field("qos", ValueKind::string, Need::optional, "Slurm QOS (-q)"),
+                    field("partition", ValueKind::string, Need::optional, "Slurm partition (-p)"),
+                    field("time_limit", ValueKind::string, Need::optional, "minutes, HH:MM:SS or D-HH:MM:SS"),
+                    field("constraint", ValueKind::string, Need::optional, "Slurm constraint (-C)"),
+                    section("container", Need::optional, "the container the job runs in",
+                            {
+                                field("image", ValueKind::string, Need::optional, "image pinned by digest: NAME@sha256:<64 hex>"),
+                                runtime,
+                            }),
+                    section("source", Need::optional, "the framework checkout, pinned to a commit by run",
+                            {
+                                field("repo", ValueKind::string, Need::optional, "git URL or absolute path"),
+                                field("ref", ValueKind::string, Need::optional, "branch, tag or commit"),
+                            }),
+                    field("model", ValueKind::string, Need::optional, "Hugging Face model id or path (default from hf_url)"),
+                    field("script", ValueKind::string, Need::optional, "entry point beside the card, or inside launch.source"),
+                    field("steps", ValueKind::positive_int, Need::optional, "steps (training) or iterations (inference)"),
+                    section("profile", Need::optional, "the traced window: wait, then warm up, then record",
+                            {
+                                field("wait", ValueKind::nonneg_int, Need::optional, "steps before the profiler starts (default 1)"),
+                                field("warmup", ValueKind::nonneg_int, Need::optional, "profiler warm-up steps (default 5)"),
+                                field("active", ValueKind::positive_int, Need::optional, "recorded steps (default 5)"),
+                            }),
+                    field("args", ValueKind::string_list, Need::optional, "extra framework arguments, one word each"),
+                    env_block("env", "environment exported last: NAME: value"),
+                    section("tpu", Need::optional, "TPU targets",
+                            {
+                                field("project", ValueKind::string, Need::optional, "Google Cloud project"),
+                                field("zone", ValueKind::string, Need::optional, "zone (default from the profile)"),
+                                field("name", ValueKind::string, Need::optional, "queued resource name (default ccl-<card name>)"),
+                                field("runtime_version", ValueKind::string, Need::optional, "TPU runtime version"),
+                                field("spot", ValueKind::boolean, Need::optional, "spot capacity"),
+                            }),
+                }),
     };
 }
 
-std::string text_at(const YAML::Node& root, const std::string& path) {
-    return trim(scalar_text(find_node(root, path)));
-}
+std::string text_at(const YAML::Node& root, const std::string& path) { return trim(scalar_text(find_node(root, path))); }
 
 std::optional<long long> int_at(const YAML::Node& root, const std::string& path) {
     long long value = 0;
@@ -283,7 +305,7 @@ void check_card_paths(const std::vector<std::string>& assignments, const std::st
     for (const auto& assignment : assignments) {
         const std::size_t eq = assignment.find('=');
         if (eq == std::string::npos) {
-            continue;  // malformed: the flag's own parser says so
+            continue; // malformed: the flag's own parser says so
         }
         const std::string reason = unknown_field_reason(card_schema(), trim(assignment.substr(0, eq)));
         if (!reason.empty()) {
@@ -390,8 +412,7 @@ void WorkloadCard::read_fields() {
 
     static const std::regex time_format(R"(^(\d+-)?\d{1,2}:\d{2}:\d{2}$|^\d+$)");
     if (!launch.time_limit.empty() && !std::regex_match(launch.time_limit, time_format)) {
-        m_diagnostics.error(m_doc.location(find_node(root, "launch.time_limit"), "launch.time_limit"),
-                            "launch.time_limit",
+        m_diagnostics.error(m_doc.location(find_node(root, "launch.time_limit"), "launch.time_limit"), "launch.time_limit",
                             fmt::format("expected minutes, HH:MM:SS or D-HH:MM:SS, got {}", enquote(launch.time_limit)));
     }
 }

@@ -41,7 +41,7 @@ struct LaunchSpec {
     std::string container_runtime;
     std::string source_repo;
     std::string source_ref;
-    std::string model;  ///< Hugging Face model id or path; defaults from hf_url
+    std::string model; ///< Hugging Face model id or path; defaults from hf_url
     std::optional<long long> steps;
     std::optional<ProfileWindow> profile;
     std::vector<std::string> args;
@@ -68,13 +68,13 @@ public:
     // The fields the planner reads; defaults where the card is silent.
     std::string description;
     std::string hf_url;
-    std::string phase;          ///< training | inference | serving (lowercase)
+    std::string phase; ///< training | inference | serving (lowercase)
     std::string model_family;
     std::string precision;
     bool moe = false;
     std::optional<long long> batch_size;
     std::string batch_size_scope;
-    std::string dataset;  ///< workload.data.dataset as written (each framework maps or refuses it)
+    std::string dataset; ///< workload.data.dataset as written (each framework maps or refuses it)
     std::optional<long long> seq_len;
     std::optional<long long> input_len;
     std::optional<long long> output_len;
@@ -84,7 +84,7 @@ public:
     long long total_count = 0;
     long long count_per_node = 0;
     std::optional<double> memory_gb;
-    std::string framework;          ///< as written
+    std::string framework; ///< as written
     std::string framework_version;
     std::string compiler;
     Parallelism parallelism;

@@ -24,7 +24,8 @@ CatalogCluster describe_cluster(const ClusterEntry& entry) {
             return out;
         }
         out.scheduler = to_string(profile.scheduler);
-        out.accelerator = fmt::format("{} {} x{}", profile.accelerator_type, join(profile.accelerator_models, ","), profile.accelerators_per_node);
+        out.accelerator = fmt::format("{} {} x{}", profile.accelerator_type, join(profile.accelerator_models, ","),
+                                      profile.accelerators_per_node);
         out.description = profile.description;
     } catch (const HarnessError& error) {
         out.error = error.what();
@@ -125,15 +126,15 @@ Json catalog_to_json(const Catalog& catalog, const std::vector<std::string>& sec
             }
         } else if (section == "templates") {
             for (const auto& set : catalog.templates) {
-                items.push_back(Json(Json::Object{
-                    {"framework", set.framework}, {"target", set.target}, {"files", json_string_array(set.files)}}));
+                items.push_back(
+                    Json(Json::Object{{"framework", set.framework}, {"target", set.target}, {"files", json_string_array(set.files)}}));
             }
         } else if (section == "metrics") {
             for (const auto& metric : catalog.metrics) {
                 items.push_back(Json(Json::Object{{"name", metric.name}, {"definition", metric.definition}}));
             }
         } else {
-            catalog_names(catalog, section);  // throws the unknown-section error
+            catalog_names(catalog, section); // throws the unknown-section error
         }
         out[section] = items;
     }
@@ -178,7 +179,7 @@ std::string format_catalog(const Catalog& catalog, const std::vector<std::string
                 rows.push_back({metric.name, metric.definition});
             }
         } else {
-            catalog_names(catalog, section);  // throws the unknown-section error
+            catalog_names(catalog, section); // throws the unknown-section error
         }
         out += (out.empty() ? "" : "\n") + heading + "\n" + format_table(rows, "  ");
     }

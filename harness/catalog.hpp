@@ -14,9 +14,9 @@ namespace harness {
 struct CatalogCluster {
     ClusterEntry entry;
     std::string scheduler;
-    std::string accelerator;  ///< "GPU nvidia_a100 x4"
+    std::string accelerator; ///< "GPU nvidia_a100 x4"
     std::string description;
-    std::string error;  ///< a profile that does not check: the first error, the rest left to validate --profile
+    std::string error; ///< a profile that does not check: the first error, the rest left to validate --profile
 };
 
 struct CatalogFramework {
@@ -27,7 +27,7 @@ struct CatalogFramework {
 struct CatalogTemplateSet {
     std::string framework;
     std::string target;
-    std::vector<std::string> files;  ///< names relative to templates/<framework>/<target>/, sorted
+    std::vector<std::string> files; ///< names relative to templates/<framework>/<target>/, sorted
 };
 
 struct CatalogMetric {

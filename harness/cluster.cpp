@@ -35,34 +35,38 @@ const std::vector<FieldSpec>& profile_schema() {
             spec("name", ValueKind::string, Need::required),
             spec("description", ValueKind::string, Need::expected),
             scheduler,
-            spec("accelerator", ValueKind::map, Need::required, {
-                spec("type", ValueKind::string, Need::required),
-                spec("models", ValueKind::string_list, Need::required),
-                spec("per_node", ValueKind::positive_int, Need::required),
-                spec("default_for", ValueKind::string_list),
-            }),
+            spec("accelerator", ValueKind::map, Need::required,
+                 {
+                     spec("type", ValueKind::string, Need::required),
+                     spec("models", ValueKind::string_list, Need::required),
+                     spec("per_node", ValueKind::positive_int, Need::required),
+                     spec("default_for", ValueKind::string_list),
+                 }),
             spec("cpus_per_node", ValueKind::positive_int),
-            spec("container", ValueKind::map, Need::optional, {
-                spec("runtimes", ValueKind::string_list),
-                spec("default", ValueKind::string),
-            }),
-            spec("slurm", ValueKind::map, Need::optional, {
-                spec("conf", ValueKind::string),
-                spec("constraint", ValueKind::string),
-                spec("constraint_large_memory", ValueKind::string),
-                spec("large_memory_gb", ValueKind::number),
-                spec("qos", ValueKind::string),
-                spec("partition", ValueKind::string),
-                spec("max_time", ValueKind::string),
-                spec("default_time", ValueKind::string),
-                spec("gpus_per_node_flag", ValueKind::boolean),
-                spec("requires_account", ValueKind::boolean),
-            }),
-            spec("tpu", ValueKind::map, Need::optional, {
-                spec("runtime_version", ValueKind::string),
-                spec("slices", ValueKind::string_list),
-                spec("default_zone", ValueKind::string),
-            }),
+            spec("container", ValueKind::map, Need::optional,
+                 {
+                     spec("runtimes", ValueKind::string_list),
+                     spec("default", ValueKind::string),
+                 }),
+            spec("slurm", ValueKind::map, Need::optional,
+                 {
+                     spec("conf", ValueKind::string),
+                     spec("constraint", ValueKind::string),
+                     spec("constraint_large_memory", ValueKind::string),
+                     spec("large_memory_gb", ValueKind::number),
+                     spec("qos", ValueKind::string),
+                     spec("partition", ValueKind::string),
+                     spec("max_time", ValueKind::string),
+                     spec("default_time", ValueKind::string),
+                     spec("gpus_per_node_flag", ValueKind::boolean),
+                     spec("requires_account", ValueKind::boolean),
+                 }),
+            spec("tpu", ValueKind::map, Need::optional,
+                 {
+                     spec("runtime_version", ValueKind::string),
+                     spec("slices", ValueKind::string_list),
+                     spec("default_zone", ValueKind::string),
+                 }),
             env,
             spec("modules", ValueKind::string_list),
             spec("hf_home", ValueKind::string),
@@ -73,9 +77,7 @@ const std::vector<FieldSpec>& profile_schema() {
     return schema;
 }
 
-std::string text(const YAML::Node& root, const std::string& path) {
-    return trim(scalar_text(find_node(root, path)));
-}
+std::string text(const YAML::Node& root, const std::string& path) { return trim(scalar_text(find_node(root, path))); }
 
 long long integer(const YAML::Node& root, const std::string& path) {
     long long value = 0;
@@ -130,26 +132,19 @@ const std::vector<FieldSpec>& cluster_schema() { return profile_schema(); }
 
 const char* to_string(ProfileSource source) {
     switch (source) {
-    case ProfileSource::shipped:
-        return "shipped";
-    case ProfileSource::user:
-        return "user";
-    case ProfileSource::path:
-        return "path";
+    case ProfileSource::shipped: return "shipped";
+    case ProfileSource::user: return "user";
+    case ProfileSource::path: return "path";
     }
     return "shipped";
 }
 
 const char* to_string(Scheduler scheduler) {
     switch (scheduler) {
-    case Scheduler::local:
-        return "local";
-    case Scheduler::slurm:
-        return "slurm";
-    case Scheduler::tpu_vm:
-        return "tpu-vm";
-    case Scheduler::gke:
-        return "gke";
+    case Scheduler::local: return "local";
+    case Scheduler::slurm: return "slurm";
+    case Scheduler::tpu_vm: return "tpu-vm";
+    case Scheduler::gke: return "gke";
     }
     return "local";
 }
@@ -339,10 +334,9 @@ Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
     }
     record_locations(doc, root, "", p.locations);
     if (!p.container_default.empty() &&
-        std::find(p.container_runtimes.begin(), p.container_runtimes.end(), p.container_default) ==
-            p.container_runtimes.end()) {
-        diagnostics.error(doc.location(find_node(root, "container.default"), "container.default"),
-                          "container.default", "must be one of container.runtimes");
+        std::find(p.container_runtimes.begin(), p.container_runtimes.end(), p.container_default) == p.container_runtimes.end()) {
+        diagnostics.error(doc.location(find_node(root, "container.default"), "container.default"), "container.default",
+                          "must be one of container.runtimes");
     }
     return diagnostics;
 }

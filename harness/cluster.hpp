@@ -34,8 +34,8 @@ struct ClusterProfile {
     std::string name;
     std::string description;
     Scheduler scheduler = Scheduler::local;
-    std::string accelerator_type;               ///< GPU | TPU | CPU
-    std::vector<std::string> accelerator_models;  ///< card xpu_spec.model values it accepts
+    std::string accelerator_type;                ///< GPU | TPU | CPU
+    std::vector<std::string> accelerator_models; ///< card xpu_spec.model values it accepts
     /// accelerator.default_for: the xpu_spec.model values (a trailing `*` matches any rest) for
     /// which a card naming no cluster runs here (infer_target).
     std::vector<std::string> default_for;
@@ -43,16 +43,16 @@ struct ClusterProfile {
     long long cpus_per_node = 0;
     std::vector<std::string> container_runtimes;
     std::string container_default;
-    std::string slurm_conf;        ///< SLURM_CONF for client tools (slurm-local)
-    std::string constraint;        ///< -C for the default memory size
-    std::string constraint_large_memory;  ///< -C when the card asks for the large-memory nodes
+    std::string slurm_conf;              ///< SLURM_CONF for client tools (slurm-local)
+    std::string constraint;              ///< -C for the default memory size
+    std::string constraint_large_memory; ///< -C when the card asks for the large-memory nodes
     double large_memory_gb = 0;
     std::string qos;
     std::string partition;
     std::string max_time;
     std::string default_time;
-    bool gpus_per_node_flag = false;  ///< emit --gpus-per-node
-    bool requires_account = false;    ///< slurm.requires_account: a job without launch.account is refused (sbatch -A)
+    bool gpus_per_node_flag = false; ///< emit --gpus-per-node
+    bool requires_account = false;   ///< slurm.requires_account: a job without launch.account is refused (sbatch -A)
     std::string tpu_runtime_version;
     std::vector<long long> tpu_slices;
     std::string tpu_default_zone;
@@ -60,11 +60,11 @@ struct ClusterProfile {
     std::vector<std::string> modules;
     std::string hf_home;
     std::string python;
-    std::string templates;  ///< templates/<framework>/<templates>/ to render with; defaults to `name`
-    fs::path source;  ///< the profile file
+    std::string templates; ///< templates/<framework>/<templates>/ to render with; defaults to `name`
+    fs::path source;       ///< the profile file
     ProfileSource found = ProfileSource::shipped;
-    fs::path shadows;  ///< the shipped profile of the same name a user profile hides, if any
-    std::map<std::string, std::string> locations;  ///< dotted key -> "file:line:col", for explain
+    fs::path shadows;                             ///< the shipped profile of the same name a user profile hides, if any
+    std::map<std::string, std::string> locations; ///< dotted key -> "file:line:col", for explain
 
     /// Loads `clusters/<name>.yaml` under `clusters_dir`; an unknown name lists the known ones.
     static ClusterProfile load(const fs::path& clusters_dir, const std::string& name);
@@ -99,7 +99,7 @@ struct ClusterEntry {
     std::string name;
     fs::path file;
     ProfileSource found = ProfileSource::shipped;
-    fs::path shadows;  ///< the shipped file hidden by a user profile of the same name
+    fs::path shadows; ///< the shipped file hidden by a user profile of the same name
 };
 
 /// Every profile name in cluster_search_path(), sorted, each with the file that wins.

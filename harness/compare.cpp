@@ -103,8 +103,8 @@ void load_bundle_dir(const fs::path& dir, ComparedRun& run) {
     if (!problems.empty()) {
         throw input_error(fmt::format("{}: the bundle does not match its manifest ({} problem{}, first: {}: {}); "
                                       "`ccl-harness verify {}` lists them all",
-                                      run.input, problems.size(), problems.size() == 1 ? "" : "s",
-                                      problems.front().path, problems.front().message, run.input));
+                                      run.input, problems.size(), problems.size() == 1 ? "" : "s", problems.front().path,
+                                      problems.front().message, run.input));
     }
     run.name = dir.filename().string();
     read_card(dir / (run.name + ".yaml"), run);
@@ -186,8 +186,8 @@ ComparedRun load_compared_run(const fs::path& input, const CompareOptions& optio
     }
     if (fs::is_regular_file(status)) {
         if (!ends_with(run.input, ".tar.zst")) {
-            throw input_error(fmt::format("{}: not a bundle: expected <name>.tar.zst, a bundle directory or a run directory",
-                                          run.input));
+            throw input_error(
+                fmt::format("{}: not a bundle: expected <name>.tar.zst, a bundle directory or a run directory", run.input));
         }
         run.kind = "bundle";
         const ScratchDir scratch(options.scratch_root, "compare");
@@ -232,9 +232,8 @@ std::vector<CardDifference> card_differences(const std::vector<ComparedRun>& run
         }
     }
     const auto ignored = [](const std::string& path) {
-        return std::any_of(ignored_card_paths().begin(), ignored_card_paths().end(), [&path](const std::string& prefix) {
-            return path == prefix || starts_with(path, prefix + ".");
-        });
+        return std::any_of(ignored_card_paths().begin(), ignored_card_paths().end(),
+                           [&path](const std::string& prefix) { return path == prefix || starts_with(path, prefix + "."); });
     };
     std::vector<CardDifference> out;
     for (const std::string& path : paths) {
@@ -257,8 +256,8 @@ std::vector<CardDifference> card_differences(const std::vector<ComparedRun>& run
 
 Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOptions& options) {
     if (inputs.size() < 2) {
-        throw input_error(fmt::format("compare needs two or more runs or bundles, got {} (`ccl-harness metrics` shows one)",
-                                      inputs.size()));
+        throw input_error(
+            fmt::format("compare needs two or more runs or bundles, got {} (`ccl-harness metrics` shows one)", inputs.size()));
     }
     Comparison out;
     for (const fs::path& input : inputs) {
@@ -335,17 +334,17 @@ std::string comparison_table(const Comparison& comparison) {
         width = std::max(width, run.name.size());
     }
     std::string out = "Ranking by avg_step_time, fastest first (per step; n/a: see --json for why):\n";
-    out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", "#", "run", width,
-                       "step (s)", "comm (s)", "compute (s)", "exposed (s)", "overlap (%)", "mfu (%)", "metrics");
+    out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", "#", "run", width, "step (s)",
+                       "comm (s)", "compute (s)", "exposed (s)", "overlap (%)", "mfu (%)", "metrics");
     for (std::size_t place = 0; place < comparison.ranking.size(); ++place) {
         const ComparedRun& run = comparison.runs[comparison.ranking[place]];
         const auto text = [](const std::optional<double>& value) {
             return value ? fmt::format("{:.6g}", *value) : std::string("n/a");
         };
-        out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", place + 1, run.name,
-                           width, text(run.breakdown.step), metric_text(run, "total_communication_time"),
-                           text(run.breakdown.compute), text(run.breakdown.exposed),
-                           metric_text(run, "compute_comm_overlap"), metric_text(run, "mfu"), run.metrics_source);
+        out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", place + 1, run.name, width,
+                           text(run.breakdown.step), metric_text(run, "total_communication_time"), text(run.breakdown.compute),
+                           text(run.breakdown.exposed), metric_text(run, "compute_comm_overlap"), metric_text(run, "mfu"),
+                           run.metrics_source);
     }
     if (comparison.differences.empty()) {
         out += fmt::format("\nThe cards are the same (apart from {}).\n", join(ignored_card_paths(), ", "));

@@ -24,20 +24,20 @@ struct ComparedMetric {
 
 /// Where a step's time goes, derived from the metrics (see step_breakdown()).
 struct StepBreakdown {
-    std::optional<double> step;        ///< avg_step_time, s
-    std::optional<double> compute;     ///< step - exposed, s
-    std::optional<double> exposed;     ///< communication not hidden behind compute, s
-    std::optional<double> overlapped;  ///< communication hidden behind compute, s
-    std::string why;                   ///< why the breakdown is missing, when it is
+    std::optional<double> step;       ///< avg_step_time, s
+    std::optional<double> compute;    ///< step - exposed, s
+    std::optional<double> exposed;    ///< communication not hidden behind compute, s
+    std::optional<double> overlapped; ///< communication hidden behind compute, s
+    std::string why;                  ///< why the breakdown is missing, when it is
 };
 
 struct ComparedRun {
-    std::string input;           ///< the path as given
-    std::string kind;            ///< "bundle" (packed), "bundle directory", "run directory"
-    std::string name;            ///< the bundle's <name>, or the run id
-    std::string metrics_source;  ///< "metrics.json" or "computed from the traces"
-    std::map<std::string, std::string> card;          ///< flatten_card() of the card
-    std::map<std::string, ComparedMetric> metrics;    ///< by metric name
+    std::string input;                             ///< the path as given
+    std::string kind;                              ///< "bundle" (packed), "bundle directory", "run directory"
+    std::string name;                              ///< the bundle's <name>, or the run id
+    std::string metrics_source;                    ///< "metrics.json" or "computed from the traces"
+    std::map<std::string, std::string> card;       ///< flatten_card() of the card
+    std::map<std::string, ComparedMetric> metrics; ///< by metric name
     StepBreakdown breakdown;
 };
 
@@ -49,13 +49,13 @@ struct CardDifference {
 };
 
 struct Comparison {
-    std::vector<ComparedRun> runs;            ///< in the order given
-    std::vector<std::size_t> ranking;         ///< indices into runs, fastest avg_step_time first, n/a last
-    std::vector<CardDifference> differences;  ///< sorted by path
+    std::vector<ComparedRun> runs;           ///< in the order given
+    std::vector<std::size_t> ranking;        ///< indices into runs, fastest avg_step_time first, n/a last
+    std::vector<CardDifference> differences; ///< sorted by path
 };
 
 struct CompareOptions {
-    fs::path scratch_root;  ///< where packed bundles are unpacked; empty means $TMPDIR, else /tmp
+    fs::path scratch_root; ///< where packed bundles are unpacked; empty means $TMPDIR, else /tmp
 };
 
 /// Card paths never compared: `trace_url` names the bundle itself, so it differs between any

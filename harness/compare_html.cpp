@@ -14,10 +14,10 @@ namespace {
 // Horizontal bars, one row per run: run names are long (<card>-<UTC>-<hash>) and read best
 // left of their bar.
 constexpr double k_width = 960;
-constexpr double k_label = 330;   // run names
-constexpr double k_plot = 480;    // bar area; the rest holds the value text
+constexpr double k_label = 330; // run names
+constexpr double k_plot = 480;  // bar area; the rest holds the value text
 constexpr double k_row = 30;
-constexpr double k_top = 30;      // axis labels above the bars
+constexpr double k_top = 30; // axis labels above the bars
 
 const char* const k_style = R"(body{font-family:sans-serif;margin:24px;color:#222;max-width:1000px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
@@ -57,8 +57,8 @@ std::string grid(double top, double x0, double width, double height, const std::
     for (int i = 0; i <= 4; ++i) {
         const double x = x0 + width * i / 4.0;
         out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", x, k_top - 4, k_top + height);
-        out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>", x, k_top - 8,
-                           number(top * i / 4.0), i == 4 ? " " + unit : "");
+        out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>", x, k_top - 8, number(top * i / 4.0),
+                           i == 4 ? " " + unit : "");
     }
     return out;
 }
@@ -105,8 +105,8 @@ std::string breakdown_chart(const Comparison& comparison) {
         const char* const classes[] = {"compute", "overlapped", "exposed"};
         out += fmt::format("<g class=\"bar\" data-run=\"{}\"><title>{}: step {} s = compute only {} s + overlapped "
                            "communication {} s + exposed communication {} s</title>",
-                           html_escape(run.name), html_escape(run.name), number(*b.step), number(compute_only),
-                           number(*b.overlapped), number(*b.exposed));
+                           html_escape(run.name), html_escape(run.name), number(*b.step), number(compute_only), number(*b.overlapped),
+                           number(*b.exposed));
         double x = k_label;
         for (int i = 0; i < 3; ++i) {
             const double w = std::max(0.0, segments[i]) / top * k_plot;
@@ -147,8 +147,7 @@ std::string mfu_chart(const Comparison& comparison) {
         out += fmt::format("<g class=\"bar\" data-run=\"{0}\"><title>{0}: mfu {1} %</title>"
                            "<rect class=\"mfu\" x=\"{2}\" y=\"{3}\" width=\"{4}\" height=\"{5}\"/>"
                            "<text x=\"{6}\" y=\"{7}\">{1} %</text></g>",
-                           html_escape(run.name), number(value), k_label, y + 4, w, k_row - 8, k_label + w + 6,
-                           y + k_row / 2 + 4);
+                           html_escape(run.name), number(value), k_label, y + 4, w, k_row - 8, k_label + w + 6, y + k_row / 2 + 4);
     }
     return out + "</svg>";
 }
@@ -193,8 +192,8 @@ std::string scatter_chart(const Comparison& comparison, std::vector<std::string>
         const double y = y0 + h - std::clamp(*overlap->second.value, 0.0, 100.0) / 100.0 * h;
         out += fmt::format("<g class=\"point\" data-run=\"{0}\"><title>{0}: step {1} s, overlap {2} %</title>"
                            "<circle cx=\"{3}\" cy=\"{4}\" r=\"6\"/><text x=\"{5}\" y=\"{6}\">{7}</text></g>",
-                           html_escape(run.name), number(*run.breakdown.step), number(*overlap->second.value), x, y, x + 9,
-                           y - 7, place + 1);
+                           html_escape(run.name), number(*run.breakdown.step), number(*overlap->second.value), x, y, x + 9, y - 7,
+                           place + 1);
     }
     return out + "</svg>";
 }
@@ -213,10 +212,9 @@ std::string ranking_table(const Comparison& comparison) {
         out += fmt::format("<tr><td class=\"num\">{}</td><td class=\"run\">{}</td><td>{} ({})</td><td class=\"num\">{}</td>"
                            "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                            "<td class=\"num\">{}</td><td>{}</td></tr>",
-                           place + 1, html_escape(run.name), html_escape(run.input), html_escape(run.kind),
-                           optional_number(b.step), optional_number(b.compute), optional_number(b.exposed),
-                           optional_number(b.overlapped), metric("compute_comm_overlap"), metric("mfu"),
-                           html_escape(run.metrics_source));
+                           place + 1, html_escape(run.name), html_escape(run.input), html_escape(run.kind), optional_number(b.step),
+                           optional_number(b.compute), optional_number(b.exposed), optional_number(b.overlapped),
+                           metric("compute_comm_overlap"), metric("mfu"), html_escape(run.metrics_source));
     }
     return out + "</table>";
 }
@@ -234,8 +232,7 @@ std::string differences_table(const Comparison& comparison) {
     for (const CardDifference& difference : comparison.differences) {
         out += "<tr><td>" + html_escape(difference.path) + "</td>";
         for (const auto& value : difference.values) {
-            out += "<td>" + (value ? (value->empty() ? std::string("<i>empty</i>") : html_escape(*value)) : "<i>absent</i>") +
-                   "</td>";
+            out += "<td>" + (value ? (value->empty() ? std::string("<i>empty</i>") : html_escape(*value)) : "<i>absent</i>") + "</td>";
         }
         out += "</tr>";
     }

@@ -82,7 +82,7 @@ void plan_container(const WorkloadCard& card, const ClusterProfile& cluster, Pla
         if (image.empty()) {
             findings.problem("launch.container.image", "a containerized run needs launch.container.image (pinned by @sha256 digest)");
         } else if (runtime == "shifter") {
-            if (image.find('@') != std::string::npos) {  // any digest form, well-formed or not
+            if (image.find('@') != std::string::npos) { // any digest form, well-formed or not
                 findings.problem("launch.container.image", shifter_digest_message(image));
             } else if (!has_tag(image)) {
                 findings.problem("launch.container.image",

@@ -23,16 +23,13 @@ void Diagnostics::warning(std::string location, std::string field, std::string m
     m_items.push_back({Severity::warning, std::move(location), std::move(field), std::move(message)});
 }
 
-void Diagnostics::append(const Diagnostics& other) {
-    m_items.insert(m_items.end(), other.m_items.begin(), other.m_items.end());
-}
+void Diagnostics::append(const Diagnostics& other) { m_items.insert(m_items.end(), other.m_items.begin(), other.m_items.end()); }
 
 bool Diagnostics::has_errors() const { return error_count() > 0; }
 
 std::size_t Diagnostics::error_count() const {
-    return static_cast<std::size_t>(std::count_if(m_items.begin(), m_items.end(), [](const auto& d) {
-        return d.severity == Severity::error;
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(m_items.begin(), m_items.end(), [](const auto& d) { return d.severity == Severity::error; }));
 }
 
 std::size_t Diagnostics::warning_count() const { return m_items.size() - error_count(); }

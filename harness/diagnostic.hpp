@@ -9,8 +9,8 @@ enum class Severity { warning, error };
 
 struct Diagnostic {
     Severity severity = Severity::error;
-    std::string location;  ///< "card.yaml:31:9", or "--set tp=four" for overrides
-    std::string field;     ///< dotted path, e.g. "Model-executor.framework.name"; may be empty
+    std::string location; ///< "card.yaml:31:9", or "--set tp=four" for overrides
+    std::string field;    ///< dotted path, e.g. "Model-executor.framework.name"; may be empty
     std::string message;
 
     /// `card.yaml:31:9: Model-executor.model_plan_parallelization.tp: expected ...`

@@ -13,9 +13,8 @@ namespace harness {
 namespace {
 
 constexpr std::string_view k_secret_words[] = {"token", "key", "secret", "password", "credential", "auth"};
-constexpr std::string_view k_captured_prefixes[] = {"SLURM_", "NCCL_", "CUDA_",  "TORCH_",     "XLA_", "LIBTPU_",
-                                                    "JAX_",   "FI_",   "MPICH_", "OMP_",       "MASTER_",
-                                                    "WORLD_SIZE",      "RANK",   "LOCAL_RANK", "CCL_"};
+constexpr std::string_view k_captured_prefixes[] = {"SLURM_", "NCCL_", "CUDA_",   "TORCH_",     "XLA_", "LIBTPU_",    "JAX_", "FI_",
+                                                    "MPICH_", "OMP_",  "MASTER_", "WORLD_SIZE", "RANK", "LOCAL_RANK", "CCL_"};
 
 // A probe report is a few kilobytes; anything far larger is not one, and is not read whole.
 constexpr std::uintmax_t k_max_probe_bytes = std::uintmax_t{16} << 20;
@@ -85,8 +84,7 @@ std::string probe_capture_rules() {
         }
         return out + ")";
     };
-    return fmt::format("CAPTURED_PREFIXES = {}\nSECRET_WORDS = {}\n", tuple(k_captured_prefixes, true),
-                       tuple(k_secret_words, false));
+    return fmt::format("CAPTURED_PREFIXES = {}\nSECRET_WORDS = {}\n", tuple(k_captured_prefixes, true), tuple(k_secret_words, false));
 }
 
 Json capture_environment(const EnvironmentMap& env) {
@@ -134,9 +132,8 @@ std::vector<ProbeReport> take_probe_reports(const fs::path& probe_dir, std::vect
     if (ec) {
         throw HarnessError(fmt::format("{}: cannot remove the probe reports: {}", probe_dir.string(), ec.message()));
     }
-    std::sort(reports.begin(), reports.end(), [](const ProbeReport& a, const ProbeReport& b) {
-        return a.rank != b.rank ? a.rank < b.rank : a.hostname < b.hostname;
-    });
+    std::sort(reports.begin(), reports.end(),
+              [](const ProbeReport& a, const ProbeReport& b) { return a.rank != b.rank ? a.rank < b.rank : a.hostname < b.hostname; });
     return reports;
 }
 

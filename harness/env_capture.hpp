@@ -39,8 +39,8 @@ inline constexpr const char* k_probe_tools[] = {"python", "torch", "nccl", "cuda
 struct ProbeReport {
     std::string hostname;
     long long rank = 0;
-    Json tools = Json::object();  ///< every name in k_probe_tools: a version string or null
-    EnvironmentMap environment;   ///< as reported (an older probe's is raw): filter with capture_environment
+    Json tools = Json::object(); ///< every name in k_probe_tools: a version string or null
+    EnvironmentMap environment;  ///< as reported (an older probe's is raw): filter with capture_environment
 };
 
 /// Reads every rendered/probe/*.json in `probe_dir`, then removes the directory whatever

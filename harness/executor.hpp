@@ -18,13 +18,13 @@ struct ExecutionContext {
     const ClusterProfile& cluster;
     const RunDirectory& dir;
     RunRecord& record;
-    std::ostream& out;          ///< rank output and progress
-    bool interactive = false;   ///< a terminal: live progress line
-    double grace_seconds = 5;   ///< between SIGTERM and SIGKILL
-    bool teardown = false;      ///< delete cloud resources the run created
-    const SecretScrubber& secrets;  ///< applied to rank output before it reaches a log or the terminal
-    Environment job_secrets;    ///< the card's secret-named env with values: handed to the job, never written
-    std::size_t redacted = 0;   ///< out: secret values replaced in the output as it streamed
+    std::ostream& out;             ///< rank output and progress
+    bool interactive = false;      ///< a terminal: live progress line
+    double grace_seconds = 5;      ///< between SIGTERM and SIGKILL
+    bool teardown = false;         ///< delete cloud resources the run created
+    const SecretScrubber& secrets; ///< applied to rank output before it reaches a log or the terminal
+    Environment job_secrets;       ///< the card's secret-named env with values: handed to the job, never written
+    std::size_t redacted = 0;      ///< out: secret values replaced in the output as it streamed
 };
 
 void execute_local(ExecutionContext& context);
@@ -32,8 +32,7 @@ void execute_local(ExecutionContext& context);
 /// scrubbed of secrets as it arrives, then appended to logs/<label>.log and echoed with a
 /// [label] prefix) and waits: the first failure, Ctrl-C or the time limit stops them all
 /// (SIGTERM, then SIGKILL after the grace period).
-void supervise_processes(ExecutionContext& context, const std::vector<Command>& commands,
-                         const std::vector<std::string>& labels);
+void supervise_processes(ExecutionContext& context, const std::vector<Command>& commands, const std::vector<std::string>& labels);
 void execute_slurm(ExecutionContext& context);
 void execute_tpu(ExecutionContext& context);
 
@@ -50,7 +49,7 @@ inline const std::array<Executor, 4>& executors() {
         {Scheduler::local, &execute_local},
         {Scheduler::slurm, &execute_slurm},
         {Scheduler::tpu_vm, &execute_tpu},
-        {Scheduler::gke, &execute_tpu},  // the rendered lifecycle drives the JobSet too
+        {Scheduler::gke, &execute_tpu}, // the rendered lifecycle drives the JobSet too
     }};
     return table;
 }

@@ -122,8 +122,8 @@ long long parse_time_limit(const std::string& text) {
         return 0;
     }
     const auto bad = [&](const char* why) {
-        return input_error(fmt::format("time limit {}: {} (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)",
-                                       enquote(text), why));
+        return input_error(
+            fmt::format("time limit {}: {} (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)", enquote(text), why));
     };
     // Each field is a few digits: no sign, no fraction, nothing stoll would wrap or refuse.
     const auto field = [&](const std::string& digits) {
@@ -156,9 +156,9 @@ long long parse_time_limit(const std::string& text) {
             seconds += values[i] * units[i];
         }
     } else if (values.size() == 1) {
-        seconds = values[0] * 60;  // plain minutes, as Slurm reads them
+        seconds = values[0] * 60; // plain minutes, as Slurm reads them
     } else if (values.size() == 2) {
-        seconds = values[0] * 60 + values[1];  // minutes:seconds
+        seconds = values[0] * 60 + values[1]; // minutes:seconds
     } else {
         seconds = values[0] * 3600 + values[1] * 60 + values[2];
     }

@@ -15,8 +15,9 @@ namespace {
 
 /// plan.json's top-level keys in the order a reader wants them; anything else follows, sorted.
 const std::vector<std::string> k_reading_order = {
-    "card",  "framework", "target", "scheduler", "phase", "model",     "model_family", "precision", "xpu_model", "geometry", "parallelism",
-    "steps", "profile",   "traces", "data",      "scheduler_options", "container", "source", "env", "extra_args", "tpu",
+    "card",      "framework",         "target",    "scheduler",   "phase", "model",      "model_family",
+    "precision", "xpu_model",         "geometry",  "parallelism", "steps", "profile",    "traces",
+    "data",      "scheduler_options", "container", "source",      "env",   "extra_args", "tpu",
 };
 
 void flatten(const Json& value, const std::string& path, const Plan& plan, std::vector<ExplainedValue>& out) {
@@ -91,16 +92,11 @@ Explanation explain_card(const fs::path& card_path, const std::vector<std::strin
 
 std::string describe(const Origin& origin) {
     switch (origin.kind) {
-    case Origin::Kind::card:
-        return fmt::format("card {} ({})", origin.where, origin.detail);
-    case Origin::Kind::set:
-        return origin.where;
-    case Origin::Kind::profile:
-        return fmt::format("profile {} ({})", origin.where, origin.detail);
-    case Origin::Kind::default_rule:
-        return "default: " + origin.detail;
-    case Origin::Kind::derived:
-        return "derived: " + origin.detail + (origin.where.empty() ? "" : " (" + origin.where + ")");
+    case Origin::Kind::card: return fmt::format("card {} ({})", origin.where, origin.detail);
+    case Origin::Kind::set: return origin.where;
+    case Origin::Kind::profile: return fmt::format("profile {} ({})", origin.where, origin.detail);
+    case Origin::Kind::default_rule: return "default: " + origin.detail;
+    case Origin::Kind::derived: return "derived: " + origin.detail + (origin.where.empty() ? "" : " (" + origin.where + ")");
     }
     return origin.detail;
 }

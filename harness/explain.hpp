@@ -13,21 +13,21 @@
 namespace harness {
 
 struct ExplainedValue {
-    std::string field;  ///< plan.json path: "geometry.world_size", "env.NCCL_DEBUG"
+    std::string field; ///< plan.json path: "geometry.world_size", "env.NCCL_DEBUG"
     Json value;
     Origin origin;
 };
 
 struct Explanation {
-    std::string card;    ///< the card file as given
-    std::string target;  ///< the template set (plan.target)
+    std::string card;   ///< the card file as given
+    std::string target; ///< the template set (plan.target)
     std::string cluster_name;
     fs::path cluster_file;
     ProfileSource cluster_found = ProfileSource::shipped;
-    fs::path cluster_shadows;    ///< the shipped profile a user profile of the same name hides
-    std::string cluster_chosen;  ///< how the cluster was chosen (ClusterChoice::how)
+    fs::path cluster_shadows;   ///< the shipped profile a user profile of the same name hides
+    std::string cluster_chosen; ///< how the cluster was chosen (ClusterChoice::how)
     std::vector<ExplainedValue> values;
-    Diagnostics diagnostics;  ///< the card's problems, then the plan's (as warnings: explain is not --strict)
+    Diagnostics diagnostics; ///< the card's problems, then the plan's (as warnings: explain is not --strict)
 };
 
 /// Loads the card with `overrides` applied and, when it has no schema errors, resolves it against

@@ -32,12 +32,10 @@ void ensure_libgit2() {
     static const Library library;
 }
 
-template <typename T, void (*Free)(T*)>
-struct Freer {
+template <typename T, void (*Free)(T*)> struct Freer {
     void operator()(T* object) const { Free(object); }
 };
-template <typename T, void (*Free)(T*)>
-using Owned = std::unique_ptr<T, Freer<T, Free>>;
+template <typename T, void (*Free)(T*)> using Owned = std::unique_ptr<T, Freer<T, Free>>;
 using Repository = Owned<git_repository, git_repository_free>;
 using Remote = Owned<git_remote, git_remote_free>;
 using Object = Owned<git_object, git_object_free>;
@@ -115,12 +113,12 @@ void fetch_all(git_repository* repo, const std::string& url, const fs::path& ent
     int tries = 0;
     git_fetch_options options = GIT_FETCH_OPTIONS_INIT;
     options.prune = GIT_FETCH_PRUNE;
-    options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;  // the tags refspec already takes all
+    options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE; // the tags refspec already takes all
     options.callbacks.credentials = agent_credentials;
     options.callbacks.payload = &tries;
     if (git_remote_fetch(remote.get(), &refspecs, &options, "ccl-harness: fetch") != 0) {
-        throw input_error(fmt::format("launch.source: cannot fetch {} into the git cache ({}): {}", enquote(url), entry.string(),
-                                      git_message()));
+        throw input_error(
+            fmt::format("launch.source: cannot fetch {} into the git cache ({}): {}", enquote(url), entry.string(), git_message()));
     }
 }
 
@@ -133,7 +131,8 @@ Repository open_entry(const std::string& url, const fs::path& entry, bool& fetch
         git_repository* raw = nullptr;
         if (!fs::is_directory(entry, ec)) {
             throw input_error(fmt::format("git cache entry {} for {} is damaged (not a directory); remove it and the next run "
-                                          "clones again", entry.string(), enquote(url)));
+                                          "clones again",
+                                          entry.string(), enquote(url)));
         }
         if (git_repository_open_bare(&raw, entry.c_str()) != 0) {
             throw input_error(fmt::format("git cache entry {} for {} is damaged ({}); remove it and the next run clones again",
@@ -308,7 +307,7 @@ void check_source(const std::string& repo, const std::string& ref) {
 }
 
 fs::path prepare_cache(const fs::path& cache_as_given) {
-    const fs::path cache = absolute_path(cache_as_given);
+    fs::path cache = absolute_path(cache_as_given);
     std::error_code ec;
     fs::create_directories(cache, ec);
     if (ec) {
@@ -396,8 +395,9 @@ PinnedSource pin_exact(const std::string& repo, const std::string& ref, const st
         fetch_all(repository.get(), repo, entry);
     }
     if (!has_commit(repository.get(), lowered)) {
-        throw input_error(fmt::format("launch.source: pinned commit {} ({} at the time) is no longer in {}: was its history rewritten?",
-                                      lowered, enquote(ref), enquote(repo)));
+        throw input_error(
+            fmt::format("launch.source: pinned commit {} ({} at the time) is no longer in {}: was its history rewritten?", lowered,
+                        enquote(ref), enquote(repo)));
     }
     return {repo, ref, lowered, entry};
 }
@@ -417,7 +417,7 @@ CheckoutState describe_checkout(const fs::path& dir) {
     git_oid head;
     const int resolved = git_reference_name_to_id(&head, repo.get(), "HEAD");
     if (resolved == GIT_EUNBORNBRANCH || resolved == GIT_ENOTFOUND) {
-        return state;  // no commit yet: nothing to pin to
+        return state; // no commit yet: nothing to pin to
     }
     if (resolved != 0) {
         throw HarnessError(fmt::format("git: cannot resolve HEAD of the checkout holding {}: {}", dir.string(), git_message()));

@@ -10,9 +10,9 @@ namespace harness {
 
 /// The state of the git checkout holding `dir` (searched upwards).
 struct CheckoutState {
-    std::string commit;  ///< full 40-hex SHA of HEAD; empty when `dir` is not in a git checkout
-    bool dirty = false;  ///< tracked files differ from HEAD (staged or not); untracked files ignored
-    std::string patch;   ///< `git diff HEAD` as a unified patch when dirty, else empty
+    std::string commit; ///< full 40-hex SHA of HEAD; empty when `dir` is not in a git checkout
+    bool dirty = false; ///< tracked files differ from HEAD (staged or not); untracked files ignored
+    std::string patch;  ///< `git diff HEAD` as a unified patch when dirty, else empty
 };
 /// Not a checkout (or one without commits yet) gives an empty state; a checkout that exists but
 /// cannot be read (not owned by this user, damaged) throws HarnessError naming it.
@@ -22,10 +22,10 @@ CheckoutState describe_checkout(const fs::path& dir);
 fs::path default_git_cache();
 
 struct PinnedSource {
-    std::string repo;    ///< as the card wrote it
-    std::string ref;     ///< as the card wrote it
-    std::string commit;  ///< full 40-hex SHA the ref resolved to (tags peeled to their commit)
-    fs::path mirror;     ///< the bare clone in the cache
+    std::string repo;   ///< as the card wrote it
+    std::string ref;    ///< as the card wrote it
+    std::string commit; ///< full 40-hex SHA the ref resolved to (tags peeled to their commit)
+    fs::path mirror;    ///< the bare clone in the cache
 };
 
 /// Where `repo`'s bare clone lives in `cache`: `<sanitized repo>-<8 hex of sha256(repo)>.git`.

@@ -43,7 +43,7 @@ fs::path harness_home() {
     }
     const char* from_env = std::getenv("CCL_HARNESS_HOME");
     if (from_env != nullptr && *from_env != '\0') {
-        const fs::path home = absolute_path(from_env);
+        fs::path home = absolute_path(from_env);
         if (!holds_templates(home)) {
             throw input_error(fmt::format("CCL_HARNESS_HOME={}: no templates/ there", home.string()));
         }

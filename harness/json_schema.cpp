@@ -127,20 +127,20 @@ Ordered definitions() {
                          .set("description", Ordered::text("nothing: a missing value, blank text, [] or {}")));
     out.set("scalar", Ordered::object().set("type", Ordered::strings({"string", "number", "boolean"})));
     out.set("text", any_of({string_matching("\\S"), Ordered::object().set("type", Ordered::strings({"number", "boolean"}))}));
-    out.set("positive_int", any_of({typed("integer").set("minimum", Ordered::integer(1)),
-                                    string_matching("^" + space + "*\\+?0*[1-9][0-9]*$")}));
-    out.set("nonneg_int", any_of({typed("integer").set("minimum", Ordered::integer(0)),
-                                  string_matching("^" + space + "*(\\+?[0-9]+|-0+)$")}));
+    out.set("positive_int",
+            any_of({typed("integer").set("minimum", Ordered::integer(1)), string_matching("^" + space + "*\\+?0*[1-9][0-9]*$")}));
+    out.set("nonneg_int",
+            any_of({typed("integer").set("minimum", Ordered::integer(0)), string_matching("^" + space + "*(\\+?[0-9]+|-0+)$")}));
     out.set("number", any_of({typed("number"), string_matching("^" + space + "*([+-]?" + decimal + "|[+-]?(" + any_case("infinity") +
-                                                                "|" + any_case("inf") + "|" + any_case("nan") + "))$")}));
-    out.set("boolean", any_of({typed("boolean"), string_matching("^(" + any_case("true") + "|" + any_case("false") + "|" +
-                                                                 any_case("yes") + "|" + any_case("no") + "|" + any_case("on") +
-                                                                 "|" + any_case("off") + ")$")}));
+                                                               "|" + any_case("inf") + "|" + any_case("nan") + "))$")}));
+    out.set("boolean",
+            any_of({typed("boolean"), string_matching("^(" + any_case("true") + "|" + any_case("false") + "|" + any_case("yes") + "|" +
+                                                      any_case("no") + "|" + any_case("on") + "|" + any_case("off") + ")$")}));
     // An entry that is not a number is read as text: N/A is documented, TBD or nothing warns.
-    out.set("bandwidth_entry",
-            any_of({typed("number").set("minimum", Ordered::integer(0)),
-                    string_matching("^(" + space + "*\\+?" + decimal + "|\\s*(" + any_case("n/a") + "|" + any_case("tbd") + ")?\\s*)$"),
-                    Ordered::object().set("type", Ordered::strings({"null", "array", "object"}))}));
+    out.set("bandwidth_entry", any_of({typed("number").set("minimum", Ordered::integer(0)),
+                                       string_matching("^(" + space + "*\\+?" + decimal + "|\\s*(" + any_case("n/a") + "|" +
+                                                       any_case("tbd") + ")?\\s*)$"),
+                                       Ordered::object().set("type", Ordered::strings({"null", "array", "object"}))}));
     return out;
 }
 
@@ -156,8 +156,9 @@ Ordered strict_choice(const FieldSpec& field) {
     Ordered numbers = Ordered::array();
     for (const auto& choice : field.choices) {
         alternatives.push_back(any_case(choice));
-        if (!choice.empty() && std::all_of(choice.begin(), choice.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
-            numbers.push(Ordered::integer(std::stoll(choice)));  // `version: 1` is a number to a YAML reader
+        if (!choice.empty() &&
+            std::all_of(choice.begin(), choice.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+            numbers.push(Ordered::integer(std::stoll(choice))); // `version: 1` is a number to a YAML reader
         }
     }
     std::vector<Ordered> accepted;
@@ -212,20 +213,16 @@ Ordered value_schema(const FieldSpec& field, const Context& context) {
     case ValueKind::free_map: {
         Ordered out = typed("object");
         if (field.identifier_keys) {
-            out.set("propertyNames", string_matching("^[A-Za-z_][A-Za-z0-9_]*$")
-                                         .set("description", Ordered::text("an environment variable name")));
+            out.set("propertyNames",
+                    string_matching("^[A-Za-z_][A-Za-z0-9_]*$").set("description", Ordered::text("an environment variable name")));
         }
         out.set("additionalProperties", Ordered::object().set("type", Ordered::strings({"string", "number", "boolean", "null"})));
         return out;
     }
-    case ValueKind::positive_int:
-        return ref("positive_int");
-    case ValueKind::nonneg_int:
-        return ref("nonneg_int");
-    case ValueKind::number:
-        return ref("number");
-    case ValueKind::boolean:
-        return ref("boolean");
+    case ValueKind::positive_int: return ref("positive_int");
+    case ValueKind::nonneg_int: return ref("nonneg_int");
+    case ValueKind::number: return ref("number");
+    case ValueKind::boolean: return ref("boolean");
     case ValueKind::string_list: {
         const bool strict = field.choices_are_strict && !field.choices.empty();
         const bool required = field.need == Need::required;
@@ -239,9 +236,10 @@ Ordered value_schema(const FieldSpec& field, const Context& context) {
         return any_of({std::move(list), std::move(single)});
     }
     case ValueKind::bandwidth:
-        return typed("array").set("items", ref("bandwidth_entry")).set("minItems", Ordered::integer(field.need == Need::required ? 1 : 0));
-    case ValueKind::any:
-        return Ordered::object();
+        return typed("array")
+            .set("items", ref("bandwidth_entry"))
+            .set("minItems", Ordered::integer(field.need == Need::required ? 1 : 0));
+    case ValueKind::any: return Ordered::object();
     case ValueKind::string:
     default:
         if (field.choices_are_strict && !field.choices.empty()) {
@@ -270,7 +268,7 @@ Ordered field_schema(const FieldSpec& field, const Context& context) {
         out.set("anyOf", Ordered::array().push(ref("empty")).push(std::move(value)));
     }
     if (!field.choices.empty() && !field.choices_are_strict) {
-        out.set("examples", Ordered::strings(field.choices));  // suggestions; others only warn
+        out.set("examples", Ordered::strings(field.choices)); // suggestions; others only warn
     }
     if (!field.moved_to.empty()) {
         out.set("deprecationMessage", Ordered::text("belongs under " + field.moved_to + "; read from here"));

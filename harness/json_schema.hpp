@@ -14,7 +14,7 @@ namespace harness {
 struct JsonSchemaInfo {
     std::string title;
     std::string description;
-    std::vector<std::string> misplaced_sections;  ///< as for check_document
+    std::vector<std::string> misplaced_sections; ///< as for check_document
 };
 
 /// The schema as pretty-printed JSON (two-space indent, trailing newline). Properties are in

@@ -165,16 +165,11 @@ std::string normalize_framework(const std::string& name) {
 
 const char* to_string(Origin::Kind kind) {
     switch (kind) {
-    case Origin::Kind::card:
-        return "card";
-    case Origin::Kind::set:
-        return "set";
-    case Origin::Kind::profile:
-        return "profile";
-    case Origin::Kind::default_rule:
-        return "default";
-    case Origin::Kind::derived:
-        return "derived";
+    case Origin::Kind::card: return "card";
+    case Origin::Kind::set: return "set";
+    case Origin::Kind::profile: return "profile";
+    case Origin::Kind::default_rule: return "default";
+    case Origin::Kind::derived: return "derived";
     }
     return "default";
 }
@@ -219,7 +214,8 @@ ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& clus
         // A path in the card is relative to the card, as launch.script is.
         base = doc.path().empty() ? fs::path() : doc.path().parent_path();
     } else {
-        chosen = {infer_target(card, home / "clusters"), fmt::format("the accelerator: workload.hardware.xpu_spec.model {}", enquote(card.xpu_model))};
+        chosen = {infer_target(card, home / "clusters"),
+                  fmt::format("the accelerator: workload.hardware.xpu_spec.model {}", enquote(card.xpu_model))};
     }
     ClusterProfile profile = ClusterProfile::find(chosen.value, base);
     if (choice != nullptr) {
@@ -251,7 +247,8 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     origin.card_or_default("xpu_model", "workload.hardware.xpu_spec.model", "no accelerator model given");
     plan.parallelism = card.parallelism;
     for (const char* degree : {"tp", "pp", "cp", "dp_replicate", "dp_shard", "ep", "pp_mb"}) {
-        origin.card_or_default(std::string("parallelism.") + degree, std::string("Model-executor.model_plan_parallelization.") + degree,
+        origin.card_or_default(std::string("parallelism.") + degree,
+                               std::string("Model-executor.model_plan_parallelization.") + degree,
                                "1 when the card does not give this degree");
     }
     plan.python = cluster.python.empty() ? "python3" : cluster.python;
@@ -279,7 +276,8 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
         plan.nodes = 1;
         plan.ranks_per_node = total;
         origin.derived("geometry.nodes", fmt::format("total_count {} fits on one node (count_per_node {})", total, per_node));
-        origin.card_or_default("geometry.ranks_per_node", "workload.hardware.xpu_spec.total_count", "1 when the card gives no total_count");
+        origin.card_or_default("geometry.ranks_per_node", "workload.hardware.xpu_spec.total_count",
+                               "1 when the card gives no total_count");
     } else {
         plan.nodes = (total + per_node - 1) / per_node;
         plan.ranks_per_node = per_node;
@@ -291,22 +289,23 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
         }
     }
     plan.world_size = total;
-    origin.derived("geometry.world_size", fmt::format("workload.hardware.xpu_spec.total_count {} (nodes {} x ranks_per_node {})", total,
-                                                      plan.nodes, plan.ranks_per_node));
+    origin.derived("geometry.world_size", fmt::format("workload.hardware.xpu_spec.total_count {} (nodes {} x ranks_per_node {})",
+                                                      total, plan.nodes, plan.ranks_per_node));
     if (cluster.accelerators_per_node > 0 && per_node > cluster.accelerators_per_node) {
         findings.problem("workload.hardware.xpu_spec.count_per_node",
                          fmt::format("count_per_node {} exceeds the {} accelerators of a {} node", per_node,
                                      cluster.accelerators_per_node, cluster.name));
     }
     plan.tasks_per_node = tasks_per_node(plan.framework, plan.ranks_per_node);
-    origin.derived("geometry.tasks_per_node", plan.framework == "torch-ddp" ? "torch-ddp starts one task per rank (ranks_per_node)"
-                                                                            : "one task per node: torchrun and the engines start their workers");
+    origin.derived("geometry.tasks_per_node", plan.framework == "torch-ddp"
+                                                  ? "torch-ddp starts one task per rank (ranks_per_node)"
+                                                  : "one task per node: torchrun and the engines start their workers");
 
     const Parallelism& par = card.parallelism;
     if (card.has_executor && par.product() != total) {
         findings.problem("Model-executor.model_plan_parallelization",
-                         fmt::format("tp·pp·cp·dp_replicate·dp_shard = {}·{}·{}·{}·{} = {}, but total_count is {}", par.tp,
-                                     par.pp, par.cp, par.dp_replicate, par.dp_shard, par.product(), total));
+                         fmt::format("tp·pp·cp·dp_replicate·dp_shard = {}·{}·{}·{}·{} = {}, but total_count is {}", par.tp, par.pp,
+                                     par.cp, par.dp_replicate, par.dp_shard, par.product(), total));
     }
     // How expert parallelism divides the ranks differs by framework: plan_framework checks it.
     const long long dp = par.dp_replicate * par.dp_shard;
@@ -322,11 +321,13 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
                              fmt::format("global batch {} is not divisible by data parallelism {}", global, dp));
         }
         if (per_device) {
-            origin.derived("data.batch_size", fmt::format("workload.data.batch_size {} per device x data parallelism {}", plan.batch_size, dp));
+            origin.derived("data.batch_size",
+                           fmt::format("workload.data.batch_size {} per device x data parallelism {}", plan.batch_size, dp));
         }
         plan.batch_size = global;
         plan.micro_batch_size = std::max(1LL, global / dp);
-        origin.derived("data.micro_batch_size", fmt::format("global batch {} / data parallelism {} (dp_replicate x dp_shard)", global, dp));
+        origin.derived("data.micro_batch_size",
+                       fmt::format("global batch {} / data parallelism {} (dp_replicate x dp_shard)", global, dp));
         if (par.pp > 1 && plan.micro_batch_size % par.pp_mb != 0) {
             findings.problem("Model-executor.model_plan_parallelization.pp_mb",
                              fmt::format("per-replica batch {} is not divisible by pp_mb {}", plan.micro_batch_size, par.pp_mb));
@@ -376,8 +377,9 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
                                             card.iteration.value_or(0)));
     }
     if (plan.steps < window) {
-        findings.problem("launch.steps", fmt::format("{} steps cannot hold the profiling window of {} (wait {} + warm-up {} + active {})",
-                                                     plan.steps, window, plan.profile.wait, plan.profile.warmup, plan.profile.active));
+        findings.problem("launch.steps",
+                         fmt::format("{} steps cannot hold the profiling window of {} (wait {} + warm-up {} + active {})", plan.steps,
+                                     window, plan.profile.wait, plan.profile.warmup, plan.profile.active));
     }
     plan.trace_kinds = trace_kinds(card, cluster);
     if (plan.traces("torch_profiler") && plan.phase == "training") {
@@ -418,11 +420,12 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
                            "01:00:00 when neither the card nor the profile gives one");
     const bool large_memory = (card.memory_gb && cluster.large_memory_gb > 0 && *card.memory_gb >= cluster.large_memory_gb) ||
                               card.xpu_model.find("80gb") != std::string::npos;
-    plan.constraint = !card.launch.constraint.empty() ? card.launch.constraint
+    plan.constraint = !card.launch.constraint.empty()                            ? card.launch.constraint
                       : large_memory && !cluster.constraint_large_memory.empty() ? cluster.constraint_large_memory
                                                                                  : cluster.constraint;
     origin.card_or_profile("scheduler_options.constraint", "launch.constraint",
-                           large_memory && !cluster.constraint_large_memory.empty() ? "slurm.constraint_large_memory" : "slurm.constraint",
+                           large_memory && !cluster.constraint_large_memory.empty() ? "slurm.constraint_large_memory"
+                                                                                    : "slurm.constraint",
                            "no constraint");
     if (cluster.scheduler == Scheduler::slurm && cluster.requires_account && plan.account.empty()) {
         std::string site = cluster.name;
@@ -435,7 +438,8 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
     plan.container_runtime = !card.launch.container_runtime.empty() ? card.launch.container_runtime
                              : !cluster.container_default.empty()   ? cluster.container_default
                                                                     : "none";
-    origin.card_or_profile("container.runtime", "launch.container.runtime", "container.default", "none when the profile names no default");
+    origin.card_or_profile("container.runtime", "launch.container.runtime", "container.default",
+                           "none when the profile names no default");
     plan.container_image = card.launch.container_image;
     origin.card_or_default("container.image", "launch.container.image", "no image");
     // The runtime's image rules, the NCCL plugin per CUDA major and CPUs per task: container_plan.cpp.
@@ -516,8 +520,8 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
         // match the VMs, or the card describes hosts the run does not have.
         if (slice && card.count_per_node > 0 && card.count_per_node <= total && card.count_per_node != plan.tpu_chips_per_host) {
             findings.problem("workload.hardware.xpu_spec.count_per_node",
-                             fmt::format("count_per_node {}, but {} give(s) a v6e-{} slice as {} VM(s) x {} chips", card.count_per_node,
-                                         source, total, plan.tpu_hosts, plan.tpu_chips_per_host));
+                             fmt::format("count_per_node {}, but {} give(s) a v6e-{} slice as {} VM(s) x {} chips",
+                                         card.count_per_node, source, total, plan.tpu_hosts, plan.tpu_chips_per_host));
         }
         plan.nodes = plan.tpu_hosts;
         plan.ranks_per_node = plan.tpu_chips_per_host;
@@ -536,7 +540,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
             origin.card("tpu.name", "launch.tpu.name");
         }
         plan.tpu_runtime_version = card.launch.tpu_runtime_version.empty() ? cluster.tpu_runtime_version
-                                                                             : card.launch.tpu_runtime_version;
+                                                                           : card.launch.tpu_runtime_version;
         origin.card_or_profile("tpu.runtime_version", "launch.tpu.runtime_version", "tpu.runtime_version", "no runtime version");
         plan.tpu_spot = card.launch.tpu_spot;
         origin.card_or_default("tpu.spot", "launch.tpu.spot", "false: on-demand capacity");
@@ -570,16 +574,29 @@ Json plan_to_json(const Plan& plan) {
     json["geometry"]["world_size"] = plan.world_size;
     json["geometry"]["tasks_per_node"] = plan.tasks_per_node;
     const Parallelism& p = plan.parallelism;
-    json["parallelism"] = Json(Json::Object{{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"dp_replicate", p.dp_replicate},
-                                            {"dp_shard", p.dp_shard}, {"ep", p.ep}, {"pp_mb", p.pp_mb}});
+    json["parallelism"] = Json(Json::Object{{"tp", p.tp},
+                                            {"pp", p.pp},
+                                            {"cp", p.cp},
+                                            {"dp_replicate", p.dp_replicate},
+                                            {"dp_shard", p.dp_shard},
+                                            {"ep", p.ep},
+                                            {"pp_mb", p.pp_mb}});
     json["steps"] = plan.steps;
-    json["profile"] = Json(Json::Object{{"wait", plan.profile.wait}, {"warmup", plan.profile.warmup}, {"active", plan.profile.active},
+    json["profile"] = Json(Json::Object{{"wait", plan.profile.wait},
+                                        {"warmup", plan.profile.warmup},
+                                        {"active", plan.profile.active},
                                         {"traced_steps", plan.traced_steps}});
     json["traces"] = json_string_array(plan.trace_kinds);
-    json["data"] = Json(Json::Object{{"batch_size", plan.batch_size}, {"micro_batch_size", plan.micro_batch_size},
-                                     {"seq_len", plan.seq_len}, {"input_len", plan.input_len}, {"output_len", plan.output_len}});
-    json["scheduler_options"] = Json(Json::Object{{"account", plan.account}, {"qos", plan.qos}, {"partition", plan.partition},
-                                                  {"time_limit", plan.time_limit}, {"constraint", plan.constraint}});
+    json["data"] = Json(Json::Object{{"batch_size", plan.batch_size},
+                                     {"micro_batch_size", plan.micro_batch_size},
+                                     {"seq_len", plan.seq_len},
+                                     {"input_len", plan.input_len},
+                                     {"output_len", plan.output_len}});
+    json["scheduler_options"] = Json(Json::Object{{"account", plan.account},
+                                                  {"qos", plan.qos},
+                                                  {"partition", plan.partition},
+                                                  {"time_limit", plan.time_limit},
+                                                  {"constraint", plan.constraint}});
     json["container"] = Json(Json::Object{{"image", plan.container_image}, {"runtime", plan.container_runtime}});
     if (plan.cuda_major > 0) {
         json["container"]["cuda_major"] = plan.cuda_major;
@@ -611,11 +628,18 @@ Json plan_to_json(const Plan& plan) {
         json["framework_config"] = config;
     }
     if (!plan.tpu_accelerator_type.empty()) {
-        json["tpu"] = Json(Json::Object{{"accelerator_type", plan.tpu_accelerator_type}, {"topology", plan.tpu_topology}, {"hosts", plan.tpu_hosts},
-                                        {"chips_per_host", plan.tpu_chips_per_host}, {"machine_type", plan.tpu_machine_type},
-                                        {"gke_hosts", plan.tpu_gke_hosts}, {"gke_chips_per_host", plan.tpu_gke_chips_per_host}, {"project", plan.tpu_project},
-                                        {"zone", plan.tpu_zone}, {"name", plan.tpu_name},
-                                        {"runtime_version", plan.tpu_runtime_version}, {"spot", plan.tpu_spot}});
+        json["tpu"] = Json(Json::Object{{"accelerator_type", plan.tpu_accelerator_type},
+                                        {"topology", plan.tpu_topology},
+                                        {"hosts", plan.tpu_hosts},
+                                        {"chips_per_host", plan.tpu_chips_per_host},
+                                        {"machine_type", plan.tpu_machine_type},
+                                        {"gke_hosts", plan.tpu_gke_hosts},
+                                        {"gke_chips_per_host", plan.tpu_gke_chips_per_host},
+                                        {"project", plan.tpu_project},
+                                        {"zone", plan.tpu_zone},
+                                        {"name", plan.tpu_name},
+                                        {"runtime_version", plan.tpu_runtime_version},
+                                        {"spot", plan.tpu_spot}});
     }
     return json;
 }

@@ -16,19 +16,19 @@ namespace harness {
 struct Origin {
     enum class Kind { card, set, profile, default_rule, derived };
     Kind kind = Kind::default_rule;
-    std::string where;   ///< card/profile: "file:line:col" (or the file); set: "--set PATH=VALUE"; else empty
-    std::string detail;  ///< card/set: the field path; profile: the key; default: the rule; derived: from what
+    std::string where;  ///< card/profile: "file:line:col" (or the file); set: "--set PATH=VALUE"; else empty
+    std::string detail; ///< card/set: the field path; profile: the key; default: the rule; derived: from what
 };
 
 const char* to_string(Origin::Kind kind);
 
 struct Plan {
     std::string card_name;
-    std::string framework;  ///< normalized: torchtitan, megatron-lm, vllm, sglang, maxtext, torch-ddp...
-    std::string target;     ///< cluster profile name
+    std::string framework; ///< normalized: torchtitan, megatron-lm, vllm, sglang, maxtext, torch-ddp...
+    std::string target;    ///< cluster profile name
     Scheduler scheduler = Scheduler::local;
     std::string phase;
-    std::string model;      ///< Hugging Face id or path
+    std::string model; ///< Hugging Face id or path
     std::string model_family;
     std::string precision;
     std::string xpu_model;
@@ -36,19 +36,19 @@ struct Plan {
     long long nodes = 1;
     long long ranks_per_node = 1;
     long long world_size = 1;
-    long long tasks_per_node = 1;  ///< scheduler tasks per node (1 for torchrun and engines)
+    long long tasks_per_node = 1; ///< scheduler tasks per node (1 for torchrun and engines)
     Parallelism parallelism;
 
     long long steps = 0;
     ProfileWindow profile;
-    std::vector<std::string> trace_kinds;  ///< torch_profiler | nsys | xplane
+    std::vector<std::string> trace_kinds; ///< torch_profiler | nsys | xplane
     /// ProfilerStep#N markers each traced rank's Kineto trace must hold: profile.active for a
     /// framework that steps torch.profiler once per training step, 0 where its steps are not
     /// counted that way (a framework's plan step decides). verify holds the traces to it.
     long long traced_steps = 0;
 
     long long batch_size = 0;
-    long long micro_batch_size = 0;  ///< per data-parallel rank
+    long long micro_batch_size = 0; ///< per data-parallel rank
     long long seq_len = 0;
     long long input_len = 0;
     long long output_len = 0;
@@ -59,15 +59,15 @@ struct Plan {
     std::string time_limit;
     std::string constraint;
     std::string container_image;
-    std::string container_runtime;  ///< shifter | podman-hpc | docker | none
-    long long cuda_major = 0;       ///< the image's CUDA major (workload.hardware.driver_version); 0 when unknown
-    std::string nccl_plugin;        ///< shifter modules or podman-hpc option for NERSC's NCCL plugin (container_plan)
-    std::string container_build;    ///< podman-hpc: the image built from the rendered Containerfile (render sets it)
-    long long cpus_per_task = 0;    ///< Slurm --cpus-per-task: cpus_per_node / tasks per node; 0 when unknown
+    std::string container_runtime; ///< shifter | podman-hpc | docker | none
+    long long cuda_major = 0;      ///< the image's CUDA major (workload.hardware.driver_version); 0 when unknown
+    std::string nccl_plugin;       ///< shifter modules or podman-hpc option for NERSC's NCCL plugin (container_plan)
+    std::string container_build;   ///< podman-hpc: the image built from the rendered Containerfile (render sets it)
+    long long cpus_per_task = 0;   ///< Slurm --cpus-per-task: cpus_per_node / tasks per node; 0 when unknown
     std::string source_repo;
     std::string source_ref;
-    std::string source_commit;  ///< full SHA source_ref resolved to (run, render --pin); empty when not pinned
-    std::string script;  ///< entry-point file shipped beside the card (launch.script)
+    std::string source_commit; ///< full SHA source_ref resolved to (run, render --pin); empty when not pinned
+    std::string script;        ///< entry-point file shipped beside the card (launch.script)
     std::vector<std::pair<std::string, std::string>> env;
     std::vector<std::string> extra_args;
     std::vector<std::string> modules;
@@ -75,13 +75,13 @@ struct Plan {
     std::string python;
     std::string slurm_conf;
 
-    std::string tpu_accelerator_type;  ///< v6e-8...
-    std::string tpu_topology;          ///< chip grid, 2x4 for v6e-8
+    std::string tpu_accelerator_type; ///< v6e-8...
+    std::string tpu_topology;         ///< chip grid, 2x4 for v6e-8
     long long tpu_hosts = 0;
     long long tpu_chips_per_host = 0;
-    std::string tpu_machine_type;       ///< GKE node machine type of the slice (ct6e-standard-4t)
-    long long tpu_gke_hosts = 0;        ///< JobSet pods (xpk's VMs per slice)
-    long long tpu_gke_chips_per_host = 0;  ///< google.com/tpu per pod
+    std::string tpu_machine_type;         ///< GKE node machine type of the slice (ct6e-standard-4t)
+    long long tpu_gke_hosts = 0;          ///< JobSet pods (xpk's VMs per slice)
+    long long tpu_gke_chips_per_host = 0; ///< google.com/tpu per pod
     std::string tpu_project;
     std::string tpu_zone;
     std::string tpu_name;
@@ -108,8 +108,8 @@ std::string infer_target(const WorkloadCard& card, const fs::path& clusters_dir)
 
 /// How the cluster a card runs on was chosen, for explain.
 struct ClusterChoice {
-    std::string value;  ///< the name or path looked up
-    std::string how;    ///< "--cluster", "card launch.cluster at file:line:col", or the accelerator rule
+    std::string value; ///< the name or path looked up
+    std::string how;   ///< "--cluster", "card launch.cluster at file:line:col", or the accelerator rule
 };
 
 /// The profile a card runs on: `cluster_option` (--cluster NAME|PATH, a path relative to the

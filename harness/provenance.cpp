@@ -155,8 +155,8 @@ Json make_provenance(const RenderedRun& run, const RunRecord& record, const Prov
 
     out["sources"] = Json::array();
     if (!plan.source_repo.empty()) {
-        out["sources"].push_back(Json(Json::Object{
-            {"repo", plan.source_repo}, {"ref", plan.source_ref}, {"commit", string_or_null(plan.source_commit)}}));
+        out["sources"].push_back(
+            Json(Json::Object{{"repo", plan.source_repo}, {"ref", plan.source_ref}, {"commit", string_or_null(plan.source_commit)}}));
     }
 
     if (plan.container_image.empty() || plan.container_runtime == "none") {
@@ -178,14 +178,14 @@ Json make_provenance(const RenderedRun& run, const RunRecord& record, const Prov
     out["scheduler"] = std::move(scheduler);
 
     if (facts.reproduces) {
-        out["reproduces"] = Json(Json::Object{{"bundle", facts.reproduces->bundle},
-                                              {"manifest_sha256", facts.reproduces->manifest_sha256}});
+        out["reproduces"] = Json(
+            Json::Object{{"bundle", facts.reproduces->bundle}, {"manifest_sha256", facts.reproduces->manifest_sha256}});
     }
     return out;
 }
 
-void record_provenance(const fs::path& run_dir, const RenderedRun& run, const RunRecord& record,
-                       const ProvenanceFacts& facts, std::ostream& out) {
+void record_provenance(const fs::path& run_dir, const RenderedRun& run, const RunRecord& record, const ProvenanceFacts& facts,
+                       std::ostream& out) {
     std::vector<std::string> warnings = facts.warnings;
     // First, so that the raw environments are gone even if a later step fails.
     const std::vector<ProbeReport> probes = take_probe_reports(run_dir / "rendered" / "probe", warnings);
@@ -310,9 +310,7 @@ public:
         }
     }
 
-    static std::string field(const std::string& parent, const std::string& key) {
-        return parent.empty() ? key : parent + "." + key;
-    }
+    static std::string field(const std::string& parent, const std::string& key) { return parent.empty() ? key : parent + "." + key; }
     static std::string item(const std::string& parent, std::size_t index) { return fmt::format("{}[{}]", parent, index); }
 };
 
@@ -393,7 +391,7 @@ void check_container(ProvenanceChecker& check, const Json& root) {
     check.text(*container, "container", "image");
     check.pin(*container, "container", "digest", 64, true, "sha256:");
     check.text(*container, "container", "runtime");
-    if (container->find("build") != nullptr) {  // absent in bundles from before images were built
+    if (container->find("build") != nullptr) { // absent in bundles from before images were built
         check.text(*container, "container", "build", true);
     }
 }
@@ -413,9 +411,8 @@ void check_hosts(ProvenanceChecker& check, const Json& root) {
         check.text(host, where, "hostname");
         if (const Json* ranks = check.array(host, where, "ranks"); ranks != nullptr) {
             const auto& list = ranks->as_array();
-            const bool ok = !list.empty() && std::all_of(list.begin(), list.end(), [](const Json& rank) {
-                return rank.is_int() && rank.as_int() >= 0;
-            });
+            const bool ok = !list.empty() && std::all_of(list.begin(), list.end(),
+                                                         [](const Json& rank) { return rank.is_int() && rank.as_int() >= 0; });
             if (!ok) {
                 check.add(where + ".ranks", "expected a non-empty array of non-negative integers");
             }

@@ -23,26 +23,26 @@ inline constexpr const char* k_provenance_name = "provenance.json";
 inline constexpr const char* k_harness_patch_name = "harness.patch";
 
 struct InputPin {
-    std::string path;  ///< relative to the harness home; absolute when outside it
+    std::string path; ///< relative to the harness home; absolute when outside it
     std::string sha256;
 };
 
 /// The bundle a reproduction ran from (provenance.reproduces).
 struct ReproducedBundle {
-    std::string bundle;           ///< its file name, <name>.tar.zst
-    std::string manifest_sha256;  ///< sha256 of its manifest.json
+    std::string bundle;          ///< its file name, <name>.tar.zst
+    std::string manifest_sha256; ///< sha256 of its manifest.json
 };
 
 /// What the harness knows about itself when a run starts; taken before the job runs, so that
 /// an edit to a template or to the checkout while it runs cannot change the record.
 struct ProvenanceFacts {
     CheckoutState harness;
-    std::vector<InputPin> inputs;         ///< sorted by path, no duplicates
-    EnvironmentMap harness_environment;  ///< its secret values are scrubbed too
-    SecretScrubber secrets;              ///< the run's secrets (run_secrets); scrubbed with the environment's
-    std::size_t redacted_while_running = 0;  ///< replacements made as the job's output streamed
+    std::vector<InputPin> inputs;           ///< sorted by path, no duplicates
+    EnvironmentMap harness_environment;     ///< its secret values are scrubbed too
+    SecretScrubber secrets;                 ///< the run's secrets (run_secrets); scrubbed with the environment's
+    std::size_t redacted_while_running = 0; ///< replacements made as the job's output streamed
     std::optional<ReproducedBundle> reproduces;
-    std::vector<std::string> warnings;   ///< e.g. the checkout could not be read
+    std::vector<std::string> warnings; ///< e.g. the checkout could not be read
 };
 
 /// Hashes the run's inputs, reads the checkout holding `home` and this process's environment.
@@ -64,8 +64,8 @@ Json make_provenance(const RenderedRun& run, const RunRecord& record, const Prov
 /// was dirty) and provenance.json atomically into `run_dir`. Warnings (unreadable probe
 /// reports...) and the count of redactions go to `out`. Throws HarnessError when a file cannot
 /// be scrubbed or written; nothing may save the RunRecord afterwards (it would undo the scrub).
-void record_provenance(const fs::path& run_dir, const RenderedRun& run, const RunRecord& record,
-                       const ProvenanceFacts& facts, std::ostream& out);
+void record_provenance(const fs::path& run_dir, const RenderedRun& run, const RunRecord& record, const ProvenanceFacts& facts,
+                       std::ostream& out);
 
 /// Every way `provenance` breaks format 1: missing or mistyped keys, commits that are not 40
 /// lowercase hex digits, sha256s that are not 64, times that are not UTC, captured names that

@@ -50,8 +50,8 @@ std::string directive(const std::string& option, const std::string& value, const
     const bool ok = !value.empty() && value[0] != '-' &&
                     std::all_of(value.begin(), value.end(), [](char c) { return c == '&' || is_safe_token(std::string(1, c)); });
     if (!ok) {
-        throw input_error(fmt::format("{}: {} cannot go on an #SBATCH line (letters, digits and _@%+=:,./-& only)",
-                                      field, enquote(value)));
+        throw input_error(
+            fmt::format("{}: {} cannot go on an #SBATCH line (letters, digits and _@%+=:,./-& only)", field, enquote(value)));
     }
     return option + value;
 }
@@ -91,7 +91,7 @@ std::vector<std::string> sbatch_directives(const Plan& plan, const ClusterProfil
         out.push_back(directive("--image=", shifter_image, "launch.container.image"));
         out.push_back(directive("--module=", plan.nccl_plugin.empty() ? "gpu" : plan.nccl_plugin, "NCCL plugin"));
     }
-    out.push_back("--output=logs/%x-%j.out");
+    out.emplace_back("--output=logs/%x-%j.out");
     return out;
 }
 
@@ -213,8 +213,8 @@ void check_raw_tags(const std::string& text, const fs::path& file) {
     for (auto it = std::sregex_iterator(text.begin(), text.end(), raw); it != std::sregex_iterator(); ++it) {
         const std::string name = (*it)[1].matched ? (*it)[1].str() : (*it)[2].str();
         if (name != "directive") {
-            throw HarnessError(fmt::format("{}: unescaped tag {{{{{{{}}}}}}}: only sbatch directives may skip quoting",
-                                           file.string(), name));
+            throw HarnessError(
+                fmt::format("{}: unescaped tag {{{{{{{}}}}}}}: only sbatch directives may skip quoting", file.string(), name));
         }
     }
 }
@@ -224,7 +224,7 @@ std::vector<fs::path> sorted_files(const fs::path& dir);
 /// Partials (`{{> name}}`) are templates/common/NAME.mustache, so a block shared by several
 /// templates is written once; they go through the same escaper as the template that includes them.
 struct Partials {
-    std::map<std::string, std::string> text;  ///< name -> template source
+    std::map<std::string, std::string> text; ///< name -> template source
     std::vector<fs::path> files;
 };
 
@@ -264,7 +264,7 @@ void check_partials(const std::string& source, const fs::path& file, const Parti
 mustache::data with_partials(mustache::data ctx, const Partials& partials) {
     for (const auto& [name, source] : partials.text) {
         const std::string copy = source;
-        ctx.set(name, mustache::data(mustache::partial([copy] { return copy; })));
+        ctx.set(name, mustache::data(mustache::partial([copy] { return std::string(copy); })));
     }
     return ctx;
 }
@@ -289,7 +289,7 @@ std::string render_template(const fs::path& file, const mustache::data& ctx, con
             return json_scalar(value);
         }
         if (!is_safe_token(value)) {
-            unsafe = value;  // empty values too: `FROM ` is as broken as `FROM a b`
+            unsafe = value; // empty values too: `FROM ` is as broken as `FROM a b`
             return {};
         }
         return value;
@@ -451,7 +451,8 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
         // podman-hpc builds the rendered Containerfile; the tag names its content, so a job reuses
         // an image already built and migrated from the same file and rebuilds when it changes.
         if (plan.container_runtime == "podman-hpc") {
-            run.plan.container_build = fmt::format("localhost/ccl-{}:{}", plan.framework, sha256_hex(containerfile_text).substr(0, 16));
+            run.plan.container_build = fmt::format("localhost/ccl-{}:{}", plan.framework,
+                                                   sha256_hex(containerfile_text).substr(0, 16));
         }
     }
     const Partials partials = load_partials(home);
@@ -554,11 +555,12 @@ void write_rendered(const RenderedRun& run, const fs::path& out_argument) {
     // the old render untouched.
     std::string staging = (parent / ("." + out_dir.filename().string() + ".render-XXXXXX")).string();
     if (::mkdtemp(staging.data()) == nullptr) {
-        throw input_error(fmt::format("--out {}: cannot write in {}: {}", out_argument.string(), parent.string(), std::strerror(errno)));
+        throw input_error(
+            fmt::format("--out {}: cannot write in {}: {}", out_argument.string(), parent.string(), std::strerror(errno)));
     }
     try {
-        fs::permissions(staging, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                     fs::perms::others_read | fs::perms::others_exec);
+        fs::permissions(staging, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                                     fs::perms::others_exec);
         fs::create_directories(fs::path(staging) / "logs");
         for (const auto& file : run.files) {
             write_file_atomic(fs::path(staging) / file.name, file.content, file.executable);
@@ -569,10 +571,10 @@ void write_rendered(const RenderedRun& run, const fs::path& out_argument) {
         // render; the last one stays, and no reader ever sees a half-written or missing one.
         if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, out_dir.c_str(), RENAME_NOREPLACE) != 0) {
             if (errno != EEXIST || ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, out_dir.c_str(), RENAME_EXCHANGE) != 0) {
-                throw input_error(fmt::format("--out {}: cannot move the render into place: {}", out_argument.string(),
-                                              std::strerror(errno)));
+                throw input_error(
+                    fmt::format("--out {}: cannot move the render into place: {}", out_argument.string(), std::strerror(errno)));
             }
-            fs::remove_all(staging, ec);  // now the render it replaced
+            fs::remove_all(staging, ec); // now the render it replaced
         }
     } catch (const fs::filesystem_error& error) {
         fs::remove_all(staging, ec);

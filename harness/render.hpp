@@ -11,16 +11,16 @@
 namespace harness {
 
 struct RenderedFile {
-    std::string name;  ///< relative to the rendered directory
+    std::string name; ///< relative to the rendered directory
     std::string content;
     bool executable = false;
 };
 
 struct RenderedRun {
     Plan plan;
-    std::vector<RenderedFile> files;   ///< sorted by name
-    std::vector<fs::path> inputs;      ///< templates and profiles used, for provenance
-    std::string launch_script;         ///< the file the executor starts
+    std::vector<RenderedFile> files; ///< sorted by name
+    std::vector<fs::path> inputs;    ///< templates and profiles used, for provenance
+    std::string launch_script;       ///< the file the executor starts
 
     const RenderedFile* find(const std::string& name) const;
 };

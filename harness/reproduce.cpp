@@ -44,8 +44,8 @@ std::map<std::string, BundledFile> read_tree(const fs::path& dir) {
             continue;
         }
         const auto perms = it->status(ec).permissions();
-        files[fs::relative(it->path(), dir).generic_string()] =
-            BundledFile{read_file(it->path()), (perms & fs::perms::owner_exec) != fs::perms::none};
+        files[fs::relative(it->path(), dir).generic_string()] = BundledFile{read_file(it->path()),
+                                                                            (perms & fs::perms::owner_exec) != fs::perms::none};
     }
     if (ec) {
         throw HarnessError(fmt::format("{}: cannot read: {}", dir.string(), ec.message()));
@@ -150,7 +150,7 @@ fs::path stage_card(const fs::path& scripts, const std::string& card_name, const
     if (const std::string problem = file_name_problem(card_file_name); !problem.empty()) {
         throw input_error(fmt::format("bundle: provenance.json run.card {}: {}", enquote(card_name), problem));
     }
-    const fs::path card_file = stage / card_file_name;
+    fs::path card_file = stage / card_file_name;
     fs::copy_file(scripts / "card.yaml", card_file);
     const WorkloadCard probe = WorkloadCard::load(card_file);
     const std::string script = trim(scalar_text(find_node(probe.document().root(), "launch.script")));
@@ -237,12 +237,12 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
     if (!plan.source_repo.empty()) {
         const std::string commit = pinned_commit(provenance, plan.source_repo);
         if (commit.empty()) {
-            throw input_error(fmt::format("{}: provenance.json pins no commit for launch.source {}", options.bundle.string(),
-                                          plan.source_repo));
+            throw input_error(
+                fmt::format("{}: provenance.json pins no commit for launch.source {}", options.bundle.string(), plan.source_repo));
         }
-        plan.source_commit =
-            pin_exact(plan.source_repo, plan.source_ref, commit, options.git_cache.empty() ? default_git_cache() : options.git_cache)
-                .commit;
+        plan.source_commit = pin_exact(plan.source_repo, plan.source_ref, commit,
+                                       options.git_cache.empty() ? default_git_cache() : options.git_cache)
+                                 .commit;
         out << fmt::format("pinned {} at {} (as the bundle ran it; ref {} not re-resolved)\n", plan.source_repo,
                            plan.source_commit.substr(0, 12), plan.source_ref);
     }

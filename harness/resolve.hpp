@@ -18,19 +18,19 @@ namespace harness {
 struct ResolveRequest {
     fs::path card;
     std::vector<std::string> overrides;
-    std::string cluster;  ///< --cluster NAME|PATH; empty: launch.cluster, else the accelerator's
-    bool strict = false;  ///< runnability problems are errors (true) or warnings
-    fs::path home;        ///< harness_home(), read once by the caller
+    std::string cluster; ///< --cluster NAME|PATH; empty: launch.cluster, else the accelerator's
+    bool strict = false; ///< runnability problems are errors (true) or warnings
+    fs::path home;       ///< harness_home(), read once by the caller
 };
 
 /// A resolved card. `plan` and `profile` are empty when the card itself has errors (then
 /// `diagnostics` holds them and nothing else was looked at).
 struct Resolved {
     WorkloadCard card;
-    Diagnostics diagnostics;  ///< the card's, then the plan's; the caller prints them
+    Diagnostics diagnostics; ///< the card's, then the plan's; the caller prints them
     std::optional<ClusterProfile> profile;
     ClusterChoice choice;
-    std::string target;  ///< the profile's name
+    std::string target; ///< the profile's name
     std::optional<Plan> plan;
 
     /// True when a plan was made and nothing is an error.

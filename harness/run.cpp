@@ -34,8 +34,8 @@ std::string submission(const RenderedRun& run, const ClusterProfile& cluster, co
                            cluster.slurm_conf.empty() ? "" : ", SLURM_CONF=" + cluster.slurm_conf);
     }
     if (cluster.scheduler == Scheduler::local) {
-        return fmt::format("{} local ranks: bash {} with RANK=0..{} (in {})", plan.world_size, run.launch_script,
-                           plan.world_size - 1, dir.string());
+        return fmt::format("{} local ranks: bash {} with RANK=0..{} (in {})", plan.world_size, run.launch_script, plan.world_size - 1,
+                           dir.string());
     }
     return fmt::format("bash {} (gcloud: {} {} in {}, project {})", run.launch_script, plan.tpu_name, plan.tpu_accelerator_type,
                        plan.tpu_zone, plan.tpu_project);
@@ -84,7 +84,7 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     // Progress must reach a log file or pipe as it happens, not when the buffer fills.
     out << std::unitbuf;
     check_grace_seconds(options.grace_seconds);
-    run_secrets(process_environment(), {}, options.secret_names);  // a bad --secret is refused, dry run or not
+    run_secrets(process_environment(), {}, options.secret_names); // a bad --secret is refused, dry run or not
     const fs::path home = harness_home();
     Resolved resolved = resolve({options.card, options.overrides, options.cluster, true, home});
     RunOutcome invalid;
@@ -104,9 +104,9 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     if (!plan.source_repo.empty()) {
         // Before the run directory exists: a ref that does not resolve leaves nothing behind.
         try {
-            plan.source_commit =
-                pin_source(plan.source_repo, plan.source_ref, options.git_cache.empty() ? default_git_cache() : options.git_cache)
-                    .commit;
+            plan.source_commit = pin_source(plan.source_repo, plan.source_ref,
+                                            options.git_cache.empty() ? default_git_cache() : options.git_cache)
+                                     .commit;
             out << fmt::format("pinned {} {} -> {}\n", plan.source_repo, plan.source_ref, plan.source_commit.substr(0, 12));
         } catch (const HarnessError& error) {
             // A preview must work offline; a real run never goes ahead unpinned.
@@ -117,7 +117,7 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
             out << fmt::format("warning: {}\n", warnings.back());
         }
     }
-    parse_time_limit(plan.time_limit);  // a limit the executor could not keep is refused, dry run or not
+    parse_time_limit(plan.time_limit); // a limit the executor could not keep is refused, dry run or not
     const RenderedRun run = render_run(card, cluster, plan, home);
     if (options.dry_run) {
         RunOutcome outcome;
@@ -126,7 +126,8 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
         outcome.warnings = warnings;
         DryRunPreview preview;
         preview.results = absolute_path(options.results);
-        preview.rendered = options.dry_run_out.empty() ? preview.results / "<run-id>" / "rendered" : absolute_path(options.dry_run_out);
+        preview.rendered = options.dry_run_out.empty() ? preview.results / "<run-id>" / "rendered"
+                                                       : absolute_path(options.dry_run_out);
         if (!options.dry_run_out.empty()) {
             write_rendered(run, options.dry_run_out);
         }
@@ -143,8 +144,8 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
 }
 
 RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
-                                const RenderedRun& run, const RunOptions& options,
-                                const std::optional<ReproducedBundle>& reproduces, std::ostream& out) {
+                                const RenderedRun& run, const RunOptions& options, const std::optional<ReproducedBundle>& reproduces,
+                                std::ostream& out) {
     out << std::unitbuf;
     const Plan& plan = run.plan;
     // Input that cannot run is refused before a run directory exists.
@@ -169,8 +170,16 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
     record.transition(RunState::rendered, dir.path);
     out << fmt::format("run {}: {} on {} -> {}\n", dir.id, card.name(), target, dir.path.string());
 
-    ExecutionContext context{run,         cluster, dir, record, out, progress_wanted(), options.grace_seconds, options.teardown,
-                             facts.secrets, std::move(job_secrets)};
+    ExecutionContext context{run,
+                             cluster,
+                             dir,
+                             record,
+                             out,
+                             progress_wanted(),
+                             options.grace_seconds,
+                             options.teardown,
+                             facts.secrets,
+                             std::move(job_secrets)};
     executor_for(cluster.scheduler).execute(context);
     facts.redacted_while_running = context.redacted;
     gather_logs(dir, facts.secrets);

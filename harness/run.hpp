@@ -21,26 +21,26 @@ struct RunOptions {
     std::vector<std::string> overrides;
     fs::path results = "results";
     bool dry_run = false;
-    fs::path dry_run_out;  ///< with --dry-run: also write the rendered files here
+    fs::path dry_run_out; ///< with --dry-run: also write the rendered files here
     bool teardown = false;
-    double grace_seconds = 5;  ///< checked by check_grace_seconds (executor.hpp)
-    std::vector<std::string> secret_names;  ///< --secret NAME: variables whose values are secrets whatever their names
-    bool pack = true;  ///< pack a bundle when the run completes
-    fs::path git_cache;  ///< clones of launch.source repos; empty: default_git_cache()
+    double grace_seconds = 5;              ///< checked by check_grace_seconds (executor.hpp)
+    std::vector<std::string> secret_names; ///< --secret NAME: variables whose values are secrets whatever their names
+    bool pack = true;                      ///< pack a bundle when the run completes
+    fs::path git_cache;                    ///< clones of launch.source repos; empty: default_git_cache()
 };
 
 /// The bundle a completed run was packed into.
 struct PackedBundle {
-    fs::path path;  ///< absolute
+    fs::path path; ///< absolute
     std::string sha256;
     std::size_t files = 0;
 };
 
 /// What a dry run would have done, instead of doing it.
 struct DryRunPreview {
-    std::string submission;          ///< the command that would be submitted, and where
-    fs::path rendered;               ///< where the rendered files would be (or were written, with --out)
-    fs::path results;                ///< where the run directory would be created
+    std::string submission; ///< the command that would be submitted, and where
+    fs::path rendered;      ///< where the rendered files would be (or were written, with --out)
+    fs::path results;       ///< where the run directory would be created
     long long nodes = 0;
     long long ranks_per_node = 0;
     long long steps = 0;
@@ -50,19 +50,19 @@ struct DryRunPreview {
 /// What run_workload / execute_rendered_run did: everything a caller (cli, sweep, reproduce)
 /// needs, so that none of them reads the progress text back.
 struct RunOutcome {
-    std::string card;      ///< the card's name
-    std::string target;    ///< the cluster profile it ran on
-    std::string run_id;    ///< empty when nothing ran (dry run, invalid input)
-    fs::path run_dir;      ///< absolute; empty when nothing ran
-    std::optional<RunState> state;  ///< the final state; empty when nothing ran
-    std::string reason;    ///< why it did not complete, from run.json
-    int exit_code = 0;     ///< 0 completed (or a dry run), 1 failed/timed out/packing failed, 2 invalid input, 130 cancelled
-    std::vector<fs::path> traces;   ///< absolute paths of the collected traces
+    std::string card;              ///< the card's name
+    std::string target;            ///< the cluster profile it ran on
+    std::string run_id;            ///< empty when nothing ran (dry run, invalid input)
+    fs::path run_dir;              ///< absolute; empty when nothing ran
+    std::optional<RunState> state; ///< the final state; empty when nothing ran
+    std::string reason;            ///< why it did not complete, from run.json
+    int exit_code = 0;             ///< 0 completed (or a dry run), 1 failed/timed out/packing failed, 2 invalid input, 130 cancelled
+    std::vector<fs::path> traces;  ///< absolute paths of the collected traces
     std::optional<PackedBundle> bundle;
-    std::string pack_error;         ///< packing failed: why (the run directory is intact)
-    std::vector<std::string> warnings;  ///< also streamed as progress; shown even when progress is not
+    std::string pack_error;            ///< packing failed: why (the run directory is intact)
+    std::vector<std::string> warnings; ///< also streamed as progress; shown even when progress is not
     std::optional<DryRunPreview> dry_run;
-    bool invalid_input = false;     ///< the card or plan had errors (printed as diagnostics on stderr); nothing ran
+    bool invalid_input = false; ///< the card or plan had errors (printed as diagnostics on stderr); nothing ran
 };
 
 /// Runs the card to a final state, streaming progress and rank output to `out`. Input that
@@ -74,8 +74,8 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out);
 /// already-rendered run, execution, traces, provenance (naming the bundle it `reproduces`, if
 /// any) and, when it completes, its bundle.
 RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
-                                const RenderedRun& run, const RunOptions& options,
-                                const std::optional<ReproducedBundle>& reproduces, std::ostream& out);
+                                const RenderedRun& run, const RunOptions& options, const std::optional<ReproducedBundle>& reproduces,
+                                std::ostream& out);
 
 /// The outcome as `run --json` prints it (keys documented in `run --help`).
 Json run_outcome_to_json(const RunOutcome& outcome);

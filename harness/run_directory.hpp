@@ -10,14 +10,14 @@ namespace harness {
 
 /// The names inside a run directory (and a bundle made from one), each spelled once.
 namespace run_files {
-inline constexpr const char* k_record = "run.json";          ///< RunRecord
-inline constexpr const char* k_plan = "plan.json";           ///< plan_to_json
-inline constexpr const char* k_card = "card.yaml";           ///< the effective card
+inline constexpr const char* k_record = "run.json"; ///< RunRecord
+inline constexpr const char* k_plan = "plan.json";  ///< plan_to_json
+inline constexpr const char* k_card = "card.yaml";  ///< the effective card
 inline constexpr const char* k_provenance = "provenance.json";
 inline constexpr const char* k_metrics = "metrics.json";
-inline constexpr const char* k_rendered = "rendered";        ///< directory: what was rendered
-inline constexpr const char* k_logs = "logs";                ///< directory
-inline constexpr const char* k_traces = "traces";            ///< directory
+inline constexpr const char* k_rendered = "rendered"; ///< directory: what was rendered
+inline constexpr const char* k_logs = "logs";         ///< directory
+inline constexpr const char* k_traces = "traces";     ///< directory
 } // namespace run_files
 
 struct RunDirectory {

@@ -36,13 +36,12 @@ std::string to_string(RunState state) {
 }
 
 bool is_final(RunState state) {
-    return state == RunState::completed || state == RunState::failed || state == RunState::cancelled ||
-           state == RunState::timeout;
+    return state == RunState::completed || state == RunState::failed || state == RunState::cancelled || state == RunState::timeout;
 }
 
 bool is_final_state_name(const std::string& name) {
-    for (const RunState known : {RunState::rendered, RunState::submitted, RunState::running, RunState::completed,
-                                 RunState::failed, RunState::cancelled, RunState::timeout}) {
+    for (const RunState known : {RunState::rendered, RunState::submitted, RunState::running, RunState::completed, RunState::failed,
+                                 RunState::cancelled, RunState::timeout}) {
         if (to_string(known) == name) {
             return is_final(known);
         }
@@ -161,8 +160,8 @@ long long int_field(const Json& json, const std::string& key, const std::string&
 }
 
 std::optional<RunState> parse_state(const std::string& name) {
-    for (const RunState known : {RunState::rendered, RunState::submitted, RunState::running, RunState::completed,
-                                 RunState::failed, RunState::cancelled, RunState::timeout}) {
+    for (const RunState known : {RunState::rendered, RunState::submitted, RunState::running, RunState::completed, RunState::failed,
+                                 RunState::cancelled, RunState::timeout}) {
         if (to_string(known) == name) {
             return known;
         }
@@ -274,8 +273,7 @@ bool recorded_harness_gone(const Json& record) {
     if (!now) {
         return true;
     }
-    return start != nullptr && start->is_int() && start->as_int() > 0 &&
-           static_cast<unsigned long long>(start->as_int()) != *now;
+    return start != nullptr && start->is_int() && start->as_int() > 0 && static_cast<unsigned long long>(start->as_int()) != *now;
 }
 
 } // namespace harness

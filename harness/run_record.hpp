@@ -32,14 +32,14 @@ struct RunRecord {
     std::string run_id;
     std::string card;
     std::string target;
-    std::string executor;  ///< local | slurm | tpu-vm
+    std::string executor; ///< local | slurm | tpu-vm
     RunState state = RunState::rendered;
     std::string reason;
     std::vector<std::string> job_ids;
-    std::vector<std::pair<std::string, std::string>> transitions;  ///< (state, UTC time)
+    std::vector<std::pair<std::string, std::string>> transitions; ///< (state, UTC time)
     std::vector<RankOutcome> ranks;
-    std::vector<std::string> traces;  ///< relative paths under traces/
-    Json scheduler = Json::object();   ///< executor-specific facts (node list, accounting files)
+    std::vector<std::string> traces; ///< relative paths under traces/
+    Json scheduler = Json::object(); ///< executor-specific facts (node list, accounting files)
     /// The harness process following the run: with its start time (process_start_time) a pid
     /// reused later is not mistaken for it, so `status` can tell a run whose harness died.
     int harness_pid = 0;

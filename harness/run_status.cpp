@@ -124,11 +124,10 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
         // The record stopped where the harness did: its state is not the run's (Slurm's rule:
         // a job's state comes from what runs it, not from a stale record).
         const std::string detached = record->string_or("detached_job");
-        run.problem = fmt::format("recorded as {} by harness pid {}, which is gone{}", run.state,
-                                  record->find("harness")->find("pid")->as_int(),
-                                  detached.empty() ? "; its ranks died with it"
-                                                   : fmt::format("; Slurm job {} was detached and may still run (squeue -j {})",
-                                                                 detached, detached));
+        run.problem = fmt::format(
+            "recorded as {} by harness pid {}, which is gone{}", run.state, record->find("harness")->find("pid")->as_int(),
+            detached.empty() ? "; its ranks died with it"
+                             : fmt::format("; Slurm job {} was detached and may still run (squeue -j {})", detached, detached));
         run.state = k_harness_died;
     }
     run.card = record->string_or("card");
@@ -240,9 +239,9 @@ std::string format_status(const ResultsStatus& status) {
                             "DURATION", "STEP (s)", "OVERLAP", "BUNDLE");
         for (const auto& run : status.runs) {
             text += fmt::format("{:<{}} {:<10} {:<14} {:<20} {:>9} {:>11} {:>9}  {}\n", run_label(run), width, run.state,
-                                run.target.empty() ? "-" : run.target,
-                                run.start.empty() ? "-" : run.start, number_or_dash(run.duration_s, "{:.0f}s"),
-                                number_or_dash(run.avg_step_time, "{:.6f}"), number_or_dash(run.compute_comm_overlap, "{:.1f}%"),
+                                run.target.empty() ? "-" : run.target, run.start.empty() ? "-" : run.start,
+                                number_or_dash(run.duration_s, "{:.0f}s"), number_or_dash(run.avg_step_time, "{:.6f}"),
+                                number_or_dash(run.compute_comm_overlap, "{:.1f}%"),
                                 run.bundle.empty() ? "-" : fs::path(run.bundle).filename().string());
             if (!run.problem.empty()) {
                 text += fmt::format("  {}\n", run.problem);

@@ -19,17 +19,17 @@ inline constexpr const char* k_harness_died = "harness died";
 struct RunSummary {
     std::string id;
     std::string dir;
-    std::string sweep;  ///< the sweep directory's name when the run belongs to one
-    std::string state;  ///< from run.json; "unreadable" when it cannot be read; k_harness_died
+    std::string sweep; ///< the sweep directory's name when the run belongs to one
+    std::string state; ///< from run.json; "unreadable" when it cannot be read; k_harness_died
     std::string card;
     std::string target;
-    std::string start;  ///< UTC, first transition
-    std::string end;    ///< UTC, the final transition; empty while running
+    std::string start; ///< UTC, first transition
+    std::string end;   ///< UTC, the final transition; empty while running
     std::optional<double> duration_s;
-    std::string bundle;  ///< <dir>.tar.zst when it exists
-    std::optional<double> avg_step_time;         ///< s, from metrics.json
-    std::optional<double> compute_comm_overlap;  ///< %, from metrics.json
-    std::string problem;  ///< why the record could not be read
+    std::string bundle;                         ///< <dir>.tar.zst when it exists
+    std::optional<double> avg_step_time;        ///< s, from metrics.json
+    std::optional<double> compute_comm_overlap; ///< %, from metrics.json
+    std::string problem;                        ///< why the record could not be read
 };
 
 struct SweepSummary {
@@ -37,12 +37,12 @@ struct SweepSummary {
     std::string dir;
     std::string card;
     std::size_t points = 0;
-    std::map<std::string, std::size_t> states;  ///< point state -> count
+    std::map<std::string, std::size_t> states; ///< point state -> count
     std::string problem;
 };
 
 struct ResultsStatus {
-    std::vector<RunSummary> runs;  ///< oldest first
+    std::vector<RunSummary> runs; ///< oldest first
     std::vector<SweepSummary> sweeps;
 };
 

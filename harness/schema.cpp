@@ -78,7 +78,7 @@ std::string describe(const YAML::Node& node) {
     }
     std::size_t cut = k_shown;
     while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
-        --cut;  // not inside a UTF-8 sequence
+        --cut; // not inside a UTF-8 sequence
     }
     return fmt::format("{}... ({} characters)", enquote(text.substr(0, cut)), text.size());
 }
@@ -90,21 +90,17 @@ bool is_empty(const YAML::Node& node) {
 
 class Checker {
 public:
-    Checker(const YamlDocument& doc, std::vector<std::string> misplaced)
-        : m_doc(doc), m_misplaced(std::move(misplaced)) {}
+    Checker(const YamlDocument& doc, std::vector<std::string> misplaced) : m_doc(doc), m_misplaced(std::move(misplaced)) {}
 
     void check_map(const YAML::Node& node, const std::vector<FieldSpec>& spec, const std::string& path);
     Diagnostics take() { return std::move(m_out); }
 
 private:
-    void check_field(const YAML::Node& node, const YAML::Node& key_node, const FieldSpec& spec,
-                     const std::string& path);
+    void check_field(const YAML::Node& node, const YAML::Node& key_node, const FieldSpec& spec, const std::string& path);
     void check_scalar_kind(const YAML::Node& node, const FieldSpec& spec, const std::string& path);
     void check_choices(const YAML::Node& node, const FieldSpec& spec, const std::string& path);
     void check_bandwidth(const YAML::Node& node, const std::string& path);
-    std::string where(const YAML::Node& node, const std::string& path) const {
-        return m_doc.location(node, path);
-    }
+    std::string where(const YAML::Node& node, const std::string& path) const { return m_doc.location(node, path); }
 
     const YamlDocument& m_doc;
     std::vector<std::string> m_misplaced;
@@ -122,8 +118,7 @@ void Checker::check_map(const YAML::Node& node, const std::vector<FieldSpec>& sp
         const std::string name = key.IsScalar() ? key.Scalar() : std::string("?");
         const std::string child_path = path.empty() ? name : path + "." + name;
         if (!seen.insert(name).second) {
-            m_out.error(where(key, child_path), child_path,
-                        "duplicate key (YAML readers disagree on which value wins)");
+            m_out.error(where(key, child_path), child_path, "duplicate key (YAML readers disagree on which value wins)");
             continue;
         }
         const FieldSpec* field_spec = nullptr;
@@ -141,7 +136,8 @@ void Checker::check_map(const YAML::Node& node, const std::vector<FieldSpec>& sp
             if (section == name && !path.empty()) {
                 m_out.error(where(key, child_path), child_path,
                             fmt::format("section {} is nested under {}; it belongs at the top level "
-                                        "(check its indentation)", enquote(name), path));
+                                        "(check its indentation)",
+                                        enquote(name), path));
                 misplaced = true;
             }
         }
@@ -151,8 +147,7 @@ void Checker::check_map(const YAML::Node& node, const std::vector<FieldSpec>& sp
         const std::string suggestion = closest_match(name, known);
         m_out.warning(where(key, child_path), child_path,
                       suggestion.empty() ? "unknown key, ignored"
-                                         : fmt::format("unknown key, ignored; did you mean {}?",
-                                                       enquote(suggestion)));
+                                         : fmt::format("unknown key, ignored; did you mean {}?", enquote(suggestion)));
     }
     for (const auto& field : spec) {
         if (seen.count(field.key) != 0) {
@@ -168,8 +163,7 @@ void Checker::check_map(const YAML::Node& node, const std::vector<FieldSpec>& sp
     }
 }
 
-void Checker::check_field(const YAML::Node& node, const YAML::Node& key_node, const FieldSpec& spec,
-                          const std::string& path) {
+void Checker::check_field(const YAML::Node& node, const YAML::Node& key_node, const FieldSpec& spec, const std::string& path) {
     // An empty value has no position of its own in yaml-cpp; point at its key instead.
     const YAML::Node& anchor = node.IsNull() ? key_node : node;
     if (!spec.moved_to.empty()) {
@@ -202,8 +196,7 @@ void Checker::check_field(const YAML::Node& node, const YAML::Node& key_node, co
             const std::string child_path = path + "." + key;
             if (spec.identifier_keys && !is_identifier(key)) {
                 m_out.error(where(it->first, child_path), child_path,
-                            fmt::format("expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got {}",
-                                        enquote(key)));
+                            fmt::format("expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got {}", enquote(key)));
             }
             if (!it->second.IsNull() && !it->second.IsScalar()) {
                 m_out.error(where(it->second, child_path), child_path,
@@ -226,20 +219,15 @@ void Checker::check_field(const YAML::Node& node, const YAML::Node& key_node, co
             if (node[i].IsNull()) {
                 m_out.warning(where(anchor, item_path), item_path, "empty list entry, ignored");
             } else if (!node[i].IsScalar()) {
-                m_out.error(where(node[i], item_path), item_path,
-                            fmt::format("expected a single value, got {}", describe(node[i])));
+                m_out.error(where(node[i], item_path), item_path, fmt::format("expected a single value, got {}", describe(node[i])));
             } else {
                 check_choices(node[i], spec, item_path);
             }
         }
         return;
-    case ValueKind::bandwidth:
-        check_bandwidth(node, path);
-        return;
-    case ValueKind::any:
-        return;
-    default:
-        check_scalar_kind(node, spec, path);
+    case ValueKind::bandwidth: check_bandwidth(node, path); return;
+    case ValueKind::any: return;
+    default: check_scalar_kind(node, spec, path);
     }
 }
 
@@ -264,8 +252,7 @@ void Checker::check_scalar_kind(const YAML::Node& node, const FieldSpec& spec, c
         break;
     case ValueKind::nonneg_int:
         if (!read_int(node, integer) || integer < 0) {
-            m_out.error(where(node, path), path,
-                        fmt::format("expected a non-negative integer, got {}", describe(node)));
+            m_out.error(where(node, path), path, fmt::format("expected a non-negative integer, got {}", describe(node)));
         }
         break;
     case ValueKind::number:
@@ -278,8 +265,7 @@ void Checker::check_scalar_kind(const YAML::Node& node, const FieldSpec& spec, c
             m_out.error(where(node, path), path, fmt::format("expected true or false, got {}", describe(node)));
         }
         break;
-    default:
-        check_choices(node, spec, path);
+    default: check_choices(node, spec, path);
     }
 }
 
@@ -307,14 +293,13 @@ void Checker::check_choices(const YAML::Node& node, const FieldSpec& spec, const
 
 void Checker::check_bandwidth(const YAML::Node& node, const std::string& path) {
     if (!node.IsSequence()) {
-        m_out.error(where(node, path), path,
-                    fmt::format("expected [scale_out, scale_up] in Gbps, got {}", describe(node)));
+        m_out.error(where(node, path), path, fmt::format("expected [scale_out, scale_up] in Gbps, got {}", describe(node)));
         return;
     }
     if (node.size() != 2) {
-        m_out.warning(where(node, path), path,
-                      fmt::format("expected [scale_out, scale_up] in Gbps, got {} entr{}", node.size(),
-                                  node.size() == 1 ? "y" : "ies"));
+        m_out.warning(
+            where(node, path), path,
+            fmt::format("expected [scale_out, scale_up] in Gbps, got {} entr{}", node.size(), node.size() == 1 ? "y" : "ies"));
     }
     for (std::size_t i = 0; i < node.size(); ++i) {
         const std::string item_path = fmt::format("{}[{}]", path, i);
@@ -327,7 +312,7 @@ void Checker::check_bandwidth(const YAML::Node& node, const std::string& path) {
         }
         const std::string text = node[i].IsScalar() ? to_lower(trim(node[i].Scalar())) : "";
         if (text == "n/a") {
-            continue;  // documented: no scale-out (single host) or no scale-up fabric
+            continue; // documented: no scale-out (single host) or no scale-up fabric
         }
         if (text == "tbd" || text.empty()) {
             m_out.warning(where(node[i], item_path), item_path, "placeholder instead of a bandwidth in Gbps");
@@ -380,7 +365,7 @@ std::string unknown_field_reason(const std::vector<FieldSpec>& spec, const std::
     const std::vector<std::string> parts = split(path, '.');
     for (const auto& part : parts) {
         if (part.empty()) {
-            return "";  // malformed, not unknown: YamlDocument::set says what is wrong with it
+            return ""; // malformed, not unknown: YamlDocument::set says what is wrong with it
         }
     }
     const std::vector<FieldSpec>* level = &spec;
@@ -407,8 +392,7 @@ std::string unknown_field_reason(const std::vector<FieldSpec>& spec, const std::
             level = &found->children;
             walked = here;
             continue;
-        case ValueKind::any:
-            return "";
+        case ValueKind::any: return "";
         case ValueKind::free_map:
             // Any key (an environment variable's name; the checker judges the name), one level.
             if (last || i + 2 == parts.size()) {

@@ -11,35 +11,35 @@
 namespace harness {
 
 enum class ValueKind {
-    map,            ///< a mapping with known children
-    free_map,       ///< a mapping with any keys (env blocks); keys must be identifiers if `identifier_keys`
-    string,         ///< any scalar, read as text
-    positive_int,   ///< 1, 2, ...
-    nonneg_int,     ///< 0, 1, ...
-    number,         ///< integer or decimal
+    map,          ///< a mapping with known children
+    free_map,     ///< a mapping with any keys (env blocks); keys must be identifiers if `identifier_keys`
+    string,       ///< any scalar, read as text
+    positive_int, ///< 1, 2, ...
+    nonneg_int,   ///< 0, 1, ...
+    number,       ///< integer or decimal
     boolean,
-    string_list,    ///< a sequence of scalars; a lone scalar is accepted with a warning
-    bandwidth,      ///< [scale_out, scale_up] in Gbps; "N/A" allowed per entry
-    any,            ///< anything, unchecked
+    string_list, ///< a sequence of scalars; a lone scalar is accepted with a warning
+    bandwidth,   ///< [scale_out, scale_up] in Gbps; "N/A" allowed per entry
+    any,         ///< anything, unchecked
 };
 
 enum class Need {
-    optional,   ///< may be absent; empty is fine
-    expected,   ///< may be absent, but absence or emptiness earns a warning
-    required,   ///< absence or emptiness is an error
+    optional, ///< may be absent; empty is fine
+    expected, ///< may be absent, but absence or emptiness earns a warning
+    required, ///< absence or emptiness is an error
 };
 
 struct FieldSpec {
     std::string key;
     ValueKind kind = ValueKind::string;
     Need need = Need::optional;
-    std::vector<std::string> choices;  ///< allowed values (case-insensitive), when non-empty
-    bool choices_are_strict = false;   ///< outside `choices`: error if true, warning if false
-    std::vector<FieldSpec> children;   ///< for ValueKind::map
-    bool identifier_keys = false;      ///< for ValueKind::free_map
-    std::string moved_to;              ///< accepted here but belongs at this path (warning)
-    std::string note;                  ///< appended to "missing" and "empty" warnings
-    std::string description;           ///< one line for people: JSON Schema descriptions, editors' hover text
+    std::vector<std::string> choices; ///< allowed values (case-insensitive), when non-empty
+    bool choices_are_strict = false;  ///< outside `choices`: error if true, warning if false
+    std::vector<FieldSpec> children;  ///< for ValueKind::map
+    bool identifier_keys = false;     ///< for ValueKind::free_map
+    std::string moved_to;             ///< accepted here but belongs at this path (warning)
+    std::string note;                 ///< appended to "missing" and "empty" warnings
+    std::string description;          ///< one line for people: JSON Schema descriptions, editors' hover text
 };
 
 /// Checks `doc` against `spec` (the root must be a map). `misplaced_sections` are top-level

@@ -139,7 +139,7 @@ std::size_t SecretScrubber::consume(std::string& pending, bool at_end, std::stri
             if (next[i] != std::string::npos && next[i] < pos) {
                 next[i] = pending.find(m_secrets[i], pos);
             }
-            if (next[i] < best) {  // strictly: at one position the longer secret, listed first, wins
+            if (next[i] < best) { // strictly: at one position the longer secret, listed first, wins
                 best = next[i];
                 which = i;
             }
@@ -151,7 +151,7 @@ std::size_t SecretScrubber::consume(std::string& pending, bool at_end, std::stri
         }
         out.append(pending, pos, best - pos);
         out += k_redacted;
-        pos = best + m_secrets[which].size();  // may pass `limit`: the whole match was in `pending`
+        pos = best + m_secrets[which].size(); // may pass `limit`: the whole match was in `pending`
         ++count;
     }
     pending.erase(0, pos);
@@ -333,8 +333,7 @@ Environment secret_job_environment(const Environment& job_env, const Environment
         }
         throw input_error(fmt::format("the card's env holds {} as {} (a bundle never keeps a secret): export {} with the "
                                       "value to use, then run again:\n  {}",
-                                      join(missing, ", "), k_redacted, missing.size() == 1 ? "it" : "them",
-                                      join(exports, "\n  ")));
+                                      join(missing, ", "), k_redacted, missing.size() == 1 ? "it" : "them", join(exports, "\n  ")));
     }
     return out;
 }

@@ -57,7 +57,7 @@ public:
     std::size_t consume(std::string& pending, bool at_end, std::string& out) const;
 
 private:
-    std::vector<std::string> m_secrets;  ///< unique, longest first
+    std::vector<std::string> m_secrets; ///< unique, longest first
 };
 
 /// One output stream (a rank's stdout and stderr) scrubbed as it is written: a secret split

@@ -56,8 +56,7 @@ Json yaml_to_json(const YAML::Node& node) {
         }
         return Json(text);
     }
-    default:
-        return Json(nullptr);
+    default: return Json(nullptr);
     }
 }
 
@@ -86,8 +85,7 @@ std::string refusal_message(const std::string& url, const HttpResponse& response
                            "this bundle was not accepted: {}",
                            url, reason_of(response.body));
     }
-    return fmt::format("{}: HTTP {}: the server refused the upload: {}", url, response.status,
-                       reason_of(response.body));
+    return fmt::format("{}: HTTP {}: the server refused the upload: {}", url, response.status, reason_of(response.body));
 }
 
 struct Prepared {
@@ -114,8 +112,8 @@ void sleep_unless_interrupted(std::chrono::milliseconds wait) {
         if (interrupt_signal() != 0) {
             throw HarnessError("interrupted", k_exit_interrupted);
         }
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-            until - std::chrono::steady_clock::now(), std::chrono::milliseconds(100)));
+        std::this_thread::sleep_for(
+            std::min<std::chrono::steady_clock::duration>(until - std::chrono::steady_clock::now(), std::chrono::milliseconds(100)));
     }
 }
 
@@ -137,9 +135,7 @@ void check_bundle_path(const fs::path& bundle) {
 
 } // namespace
 
-Json yaml_file_to_json(const fs::path& path) {
-    return yaml_to_json(load_yaml_bounded(path));
-}
+Json yaml_file_to_json(const fs::path& path) { return yaml_to_json(load_yaml_bounded(path)); }
 
 std::string upload_id_of(const std::string& body) {
     try {
@@ -265,11 +261,9 @@ SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options)
             why = e.what();
         }
         const std::chrono::milliseconds pause = std::max(wait, asked);
-        const bool past_deadline =
-            post.deadline && std::chrono::steady_clock::now() + pause >= *post.deadline;
+        const bool past_deadline = post.deadline && std::chrono::steady_clock::now() + pause >= *post.deadline;
         if (attempt >= attempts || past_deadline) {
-            throw HarnessError(fmt::format("{}: upload failed after {} attempt{}{}: {}", shown_url, attempt,
-                                           attempt == 1 ? "" : "s",
+            throw HarnessError(fmt::format("{}: upload failed after {} attempt{}{}: {}", shown_url, attempt, attempt == 1 ? "" : "s",
                                            past_deadline && attempt < attempts ? " (--timeout reached)" : "", why));
         }
         if (options.on_retry) {

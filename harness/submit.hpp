@@ -35,7 +35,7 @@ struct SubmitOptions {
 };
 
 struct SubmitResult {
-    BundleReport report; ///< invalid: nothing was sent and the fields below are empty
+    BundleReport report;   ///< invalid: nothing was sent and the fields below are empty
     std::string upload_id; ///< "upload_id" or "id" from the answer, empty when it has neither
     int status = 0;
     std::string body;

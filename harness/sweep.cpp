@@ -275,7 +275,7 @@ fs::path new_sweep_dir(const fs::path& results, const std::string& card_name) {
     }
     const std::string material = std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) +
                                  std::to_string(::getpid()) + card_name;
-    const fs::path dir = results / fmt::format("sweep-{}-{}-{}", card_name, utc_stamp(), sha256_hex(material).substr(0, 6));
+    fs::path dir = results / fmt::format("sweep-{}-{}-{}", card_name, utc_stamp(), sha256_hex(material).substr(0, 6));
     if (!fs::create_directory(dir, ec) || ec) {
         throw HarnessError(fmt::format("{}: cannot create the sweep directory{}", dir.string(), ec ? ": " + ec.message() : ""));
     }
@@ -412,11 +412,11 @@ SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out) {
     // Counted before anything is built: each point is a planned card, and a cross product grows
     // faster than anyone types it.
     if (const std::uint64_t count = count_points(axes, options.zip); count > options.max_points) {
-        throw input_error(fmt::format("sweep: the --vary lists make {} points, over the limit of {}; "
-                                      "raise it with --max-points N if that many runs are meant",
-                                      count == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64")
-                                                                                         : std::to_string(count),
-                                      options.max_points));
+        throw input_error(
+            fmt::format("sweep: the --vary lists make {} points, over the limit of {}; "
+                        "raise it with --max-points N if that many runs are meant",
+                        count == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64") : std::to_string(count),
+                        options.max_points));
     }
     const auto matrix = expand_matrix(axes, options.zip);
     // The card itself must be readable; what the overrides do to it is each point's business.

@@ -45,7 +45,7 @@ std::string to_string(PointState state);
 struct SweepPoint {
     std::vector<std::string> overrides;
     PointState state = PointState::pending;
-    std::string reason;  ///< why skipped or failed
+    std::string reason; ///< why skipped or failed
     std::string run_dir;
     std::string bundle;
     std::optional<int> exit_code;
@@ -54,13 +54,13 @@ struct SweepPoint {
 /// sweep.json.
 struct SweepRecord {
     std::string id;
-    std::string card;         ///< absolute path of the card
-    std::string card_sha256;  ///< the card as it was when the sweep began; resume refuses an edited one
-    std::string cluster;      ///< --cluster, empty: each point's inferred target
+    std::string card;        ///< absolute path of the card
+    std::string card_sha256; ///< the card as it was when the sweep began; resume refuses an edited one
+    std::string cluster;     ///< --cluster, empty: each point's inferred target
     bool zip = false;
     std::vector<SweepAxis> axes;
     std::vector<SweepPoint> points;
-    std::string created;  ///< UTC
+    std::string created; ///< UTC
 
     Json to_json() const;
     /// Throws an input error naming `file` and the field when the JSON is not a sweep record.
@@ -73,27 +73,27 @@ inline constexpr const char* k_sweep_file = "sweep.json";
 
 struct SweepOptions {
     fs::path card;
-    std::vector<std::string> vary;  ///< PATH=V1,V2,...
+    std::vector<std::string> vary; ///< PATH=V1,V2,...
     bool zip = false;
     std::string cluster;
     fs::path results = "results";
     bool dry_run = false;
-    fs::path resume;  ///< a sweep directory to finish instead of a new sweep
+    fs::path resume; ///< a sweep directory to finish instead of a new sweep
     double grace_seconds = 5;
-    std::vector<std::string> secret_names;  ///< --secret NAME, handed to every point's run
+    std::vector<std::string> secret_names; ///< --secret NAME, handed to every point's run
     fs::path git_cache;
     std::uint64_t max_points = k_sweep_max_points; ///< more points is an input error
 };
 
 /// What a sweep did: the same points sweep.json records.
 struct SweepOutcome {
-    std::string id;           ///< empty for a dry run of a new sweep (nothing written)
-    fs::path sweep_dir;       ///< absolute; empty for a dry run of a new sweep
-    std::string card;         ///< absolute path of the card
+    std::string id;     ///< empty for a dry run of a new sweep (nothing written)
+    fs::path sweep_dir; ///< absolute; empty for a dry run of a new sweep
+    std::string card;   ///< absolute path of the card
     std::vector<SweepPoint> points;
     bool dry_run = false;
     bool interrupted = false;
-    int exit_code = 0;        ///< 0 every runnable point completed, 1 some failed, 130 interrupted
+    int exit_code = 0; ///< 0 every runnable point completed, 1 some failed, 130 interrupted
 };
 
 /// Runs (or resumes) a sweep, streaming each point's progress and rank output to `out`.

@@ -21,14 +21,10 @@ namespace harness {
 // does not offer); larger slices are 4-chip VMs as in xpk.
 const std::vector<TpuSlice>& v6e_slices() {
     static const std::vector<TpuSlice> k_slices = {
-        {1, "1x1", "ct6e-standard-1t", 1, 1, 1, 1},
-        {4, "2x2", "ct6e-standard-4t", 1, 4, 1, 4},
-        {8, "2x4", "ct6e-standard-4t", 2, 4, 1, 8},
-        {16, "4x4", "ct6e-standard-4t", 4, 4, 4, 4},
-        {32, "4x8", "ct6e-standard-4t", 8, 4, 8, 4},
-        {64, "8x8", "ct6e-standard-4t", 16, 4, 16, 4},
-        {128, "8x16", "ct6e-standard-4t", 32, 4, 32, 4},
-        {256, "16x16", "ct6e-standard-4t", 64, 4, 64, 4},
+        {1, "1x1", "ct6e-standard-1t", 1, 1, 1, 1},      {4, "2x2", "ct6e-standard-4t", 1, 4, 1, 4},
+        {8, "2x4", "ct6e-standard-4t", 2, 4, 1, 8},      {16, "4x4", "ct6e-standard-4t", 4, 4, 4, 4},
+        {32, "4x8", "ct6e-standard-4t", 8, 4, 8, 4},     {64, "8x8", "ct6e-standard-4t", 16, 4, 16, 4},
+        {128, "8x16", "ct6e-standard-4t", 32, 4, 32, 4}, {256, "16x16", "ct6e-standard-4t", 64, 4, 64, 4},
     };
     return k_slices;
 }

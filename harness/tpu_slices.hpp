@@ -12,13 +12,13 @@ namespace harness {
 
 /// One v6e slice size.
 struct TpuSlice {
-    long long chips = 0;                ///< v6e-<chips>
-    std::string_view topology;          ///< the chip grid, GKE's cloud.google.com/gke-tpu-topology
-    std::string_view gke_machine_type;  ///< the node pool's machine type (ct6e-standard-Nt)
-    long long gke_hosts = 0;            ///< nodes (VMs) per slice = JobSet pods
-    long long gke_chips_per_host = 0;   ///< google.com/tpu each pod requests
-    long long vm_hosts = 0;             ///< TPU VM workers of a queued resource of this type
-    long long vm_chips_per_host = 0;    ///< chips each of those workers sees
+    long long chips = 0;               ///< v6e-<chips>
+    std::string_view topology;         ///< the chip grid, GKE's cloud.google.com/gke-tpu-topology
+    std::string_view gke_machine_type; ///< the node pool's machine type (ct6e-standard-Nt)
+    long long gke_hosts = 0;           ///< nodes (VMs) per slice = JobSet pods
+    long long gke_chips_per_host = 0;  ///< google.com/tpu each pod requests
+    long long vm_hosts = 0;            ///< TPU VM workers of a queued resource of this type
+    long long vm_chips_per_host = 0;   ///< chips each of those workers sees
 };
 
 /// GKE's node label for v6e slices (xpk: gke_accelerator='tpu-v6e-slice').

@@ -67,12 +67,11 @@ TraceCheck check_trace(const fs::path& file) {
     check.compressed = magic[0] == 0x1f && magic[1] == 0x8b;
     const TraceName name = classify_trace_name(file.filename().string());
     if (check.compressed != ends_with(file.filename().string(), ".gz")) {
-        check.problem = check.compressed ? "gzip-compressed, but the name does not end in .gz"
-                                         : "named .gz, but not gzip-compressed";
+        check.problem = check.compressed ? "gzip-compressed, but the name does not end in .gz" : "named .gz, but not gzip-compressed";
         return check;
     }
     metrics::ReadOptions options;
-    options.collective_args = false;  // only collective_volume reads them
+    options.collective_args = false; // only collective_volume reads them
     metrics::RankTrace trace;
     try {
         trace = metrics::read_trace(file, options);
@@ -96,8 +95,8 @@ TraceCheck check_trace(const fs::path& file) {
     }
     check.events = static_cast<std::size_t>(trace.events);
     check.form = trace.format == metrics::TraceFormat::legacy_autograd ? "legacy-array"
-                 : name.kind == TraceKind::xla                          ? "xla"
-                                                                        : "kineto";
+                 : name.kind == TraceKind::xla                         ? "xla"
+                                                                       : "kineto";
     const metrics::StepSelection steps = metrics::standard_steps(trace);
     if (steps.empty()) {
         check.problem = no_steps_problem(check.form);

@@ -15,8 +15,8 @@ namespace {
 struct Found {
     fs::path path;
     TraceName name;
-    long long rank = -1;  ///< from the name, else from the trace's distributedInfo; -1 unknown
-    long long claimed_world = -1;  ///< the world size the trace's distributedInfo gives, -1 none
+    long long rank = -1;          ///< from the name, else from the trace's distributedInfo; -1 unknown
+    long long claimed_world = -1; ///< the world size the trace's distributedInfo gives, -1 none
 };
 
 std::optional<Found> classify(const fs::path& path) {
@@ -36,9 +36,7 @@ std::optional<Found> classify(const fs::path& path) {
     return found;
 }
 
-std::string backend_of(const Plan& plan) {
-    return plan.framework == "torch-ddp" || plan.xpu_model == "cpu" ? "gloo" : "nccl";
-}
+std::string backend_of(const Plan& plan) { return plan.framework == "torch-ddp" || plan.xpu_model == "cpu" ? "gloo" : "nccl"; }
 
 } // namespace
 
@@ -129,7 +127,8 @@ CollectedTraces collect_traces(const Plan& plan, const fs::path& produced, const
         for (std::size_t rank = 0; rank < flags.size(); ++rank) {
             if (!flags[rank]) {
                 out.missing.push_back(static_cast<long long>(rank));
-                problems.push_back(fmt::format("no {} (rank {})", canonical_trace_name(kind, static_cast<long long>(rank), false), rank));
+                problems.push_back(
+                    fmt::format("no {} (rank {})", canonical_trace_name(kind, static_cast<long long>(rank), false), rank));
             }
         }
     };
@@ -140,7 +139,7 @@ CollectedTraces collect_traces(const Plan& plan, const fs::path& produced, const
         expect(has_nsys, TraceKind::nsys_rep);
     }
     if (plan.traces("xplane") && out.files.empty()) {
-        problems.push_back("no TPU trace (*.trace.json.gz or *.xplane.pb)");
+        problems.emplace_back("no TPU trace (*.trace.json.gz or *.xplane.pb)");
     }
     std::sort(out.missing.begin(), out.missing.end());
     out.missing.erase(std::unique(out.missing.begin(), out.missing.end()), out.missing.end());

@@ -10,8 +10,8 @@
 namespace harness {
 
 struct CollectedTraces {
-    std::vector<std::string> files;     ///< relative to the traces directory, sorted
-    std::vector<long long> missing;     ///< ranks without their expected trace
+    std::vector<std::string> files; ///< relative to the traces directory, sorted
+    std::vector<long long> missing; ///< ranks without their expected trace
     /// Everything wrong with the traces, "; "-joined, empty when nothing is: two files claiming one
     /// rank ("a and b both claim rank 0"), a rank at or past the world size, then the missing
     /// ranks ("no kineto_trace_1.json (rank 1)").

@@ -35,7 +35,7 @@ constexpr std::string_view k_xla_suffix = ".trace.json";
 
 struct ParsedRank {
     long long value = 0;
-    bool canonical = false;  ///< no leading zeros
+    bool canonical = false; ///< no leading zeros
 };
 
 /// Decimal digits only; 18 of them keep the value inside a long long.
@@ -138,7 +138,7 @@ Scan scan_distributed_info(std::string_view text, std::string_view& found) {
             return Scan::incomplete;
         }
         if (text[i] != ':') {
-            continue;  // the word as a value, not the key
+            continue; // the word as a value, not the key
         }
         ++i;
         while (i < text.size() && is_space(text[i])) {
@@ -238,15 +238,11 @@ TraceName classify_trace_name(std::string_view name) {
 
 std::string canonical_trace_name(TraceKind kind, long long rank, bool compressed) {
     switch (kind) {
-    case TraceKind::kineto:
-        return fmt::format("kineto_trace_{}.json{}", rank, compressed ? ".gz" : "");
-    case TraceKind::nsys_rep:
-        return fmt::format("nsys_{}.nsys-rep", rank);
-    case TraceKind::nsys_sqlite:
-        return fmt::format("nsys_{}.sqlite", rank);
+    case TraceKind::kineto: return fmt::format("kineto_trace_{}.json{}", rank, compressed ? ".gz" : "");
+    case TraceKind::nsys_rep: return fmt::format("nsys_{}.nsys-rep", rank);
+    case TraceKind::nsys_sqlite: return fmt::format("nsys_{}.sqlite", rank);
     case TraceKind::xla:
-    case TraceKind::not_a_trace:
-        break;
+    case TraceKind::not_a_trace: break;
     }
     return {};
 }
@@ -257,19 +253,13 @@ std::string expected_trace_names() {
 
 std::string describe_trace_name_form(TraceNameForm form) {
     switch (form) {
-    case TraceNameForm::torchtitan:
-        return "TorchTitan's rank<r>_trace.json";
-    case TraceNameForm::megatron:
-        return "Megatron-LM's rank-<r>.json";
-    case TraceNameForm::tensorboard_handler:
-        return "torch's tensorboard handler's <worker>.<time_ns>.pt.trace.json";
-    case TraceNameForm::sglang_bench:
-        return "SGLang bench_one_batch's <prefix>_batch<b>_input<i>_output<o>_<stage>.trace.json";
-    case TraceNameForm::other_nsys:
-        return "an nsys report not named nsys_<rank>.nsys-rep";
+    case TraceNameForm::torchtitan: return "TorchTitan's rank<r>_trace.json";
+    case TraceNameForm::megatron: return "Megatron-LM's rank-<r>.json";
+    case TraceNameForm::tensorboard_handler: return "torch's tensorboard handler's <worker>.<time_ns>.pt.trace.json";
+    case TraceNameForm::sglang_bench: return "SGLang bench_one_batch's <prefix>_batch<b>_input<i>_output<o>_<stage>.trace.json";
+    case TraceNameForm::other_nsys: return "an nsys report not named nsys_<rank>.nsys-rep";
     case TraceNameForm::ccl_bench:
-    case TraceNameForm::none:
-        break;
+    case TraceNameForm::none: break;
     }
     return {};
 }
@@ -328,7 +318,7 @@ std::optional<DistributedInfo> read_distributed_info(const fs::path& trace, std:
             }
         }
     } catch (const HarnessError&) {
-        return std::nullopt;  // unreadable or damaged: the rank is unknown, and verify says why
+        return std::nullopt; // unreadable or damaged: the rank is unknown, and verify says why
     }
     return std::nullopt;
 }

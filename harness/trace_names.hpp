@@ -12,28 +12,28 @@ namespace harness {
 
 enum class TraceKind {
     not_a_trace,
-    kineto,       ///< torch profiler JSON (Kineto's object form or the legacy autograd array)
-    nsys_rep,     ///< Nsight Systems report
-    nsys_sqlite,  ///< Nsight Systems report exported to SQLite
-    xla,          ///< TPU/XLA profile: <host>.trace.json(.gz) or *.xplane.pb
+    kineto,      ///< torch profiler JSON (Kineto's object form or the legacy autograd array)
+    nsys_rep,    ///< Nsight Systems report
+    nsys_sqlite, ///< Nsight Systems report exported to SQLite
+    xla,         ///< TPU/XLA profile: <host>.trace.json(.gz) or *.xplane.pb
 };
 
 /// Who gave the file its name.
 enum class TraceNameForm {
-    none,                 ///< not a trace
-    ccl_bench,            ///< kineto_trace_<r>.json(.gz), nsys_<r>.nsys-rep/.sqlite, XLA names
-    torchtitan,           ///< rank<r>_trace.json(.gz)
-    megatron,             ///< rank-<r>.json(.gz)
-    tensorboard_handler,  ///< <worker>.<time_ns>.pt.trace.json(.gz): no rank in the name
-    sglang_bench,         ///< SGLang bench_one_batch's <prefix>_batch<b>_input<i>_output<o>_<stage>.trace.json(.gz)
-    other_nsys,           ///< <anything>.nsys-rep not named nsys_<r>
+    none,                ///< not a trace
+    ccl_bench,           ///< kineto_trace_<r>.json(.gz), nsys_<r>.nsys-rep/.sqlite, XLA names
+    torchtitan,          ///< rank<r>_trace.json(.gz)
+    megatron,            ///< rank-<r>.json(.gz)
+    tensorboard_handler, ///< <worker>.<time_ns>.pt.trace.json(.gz): no rank in the name
+    sglang_bench,        ///< SGLang bench_one_batch's <prefix>_batch<b>_input<i>_output<o>_<stage>.trace.json(.gz)
+    other_nsys,          ///< <anything>.nsys-rep not named nsys_<r>
 };
 
 struct TraceName {
     TraceKind kind = TraceKind::not_a_trace;
     TraceNameForm form = TraceNameForm::none;
-    std::optional<long long> rank;  ///< when the name carries one
-    bool compressed = false;        ///< the name ends in .gz
+    std::optional<long long> rank; ///< when the name carries one
+    bool compressed = false;       ///< the name ends in .gz
     /// The file is JSON text (gzip'd when `compressed`): a torch trace by any of its names, or an
     /// XLA <host>.trace.json(.gz); not an .xplane.pb or an nsys report.
     bool json = false;
@@ -77,8 +77,8 @@ std::string misplaced_trace_problem(std::string_view relative_path);
 /// "distributedInfo": {"backend": "nccl", "rank": R, "world_size": N, ...}.
 struct DistributedInfo {
     long long rank = -1;
-    long long world_size = -1;  ///< -1 when absent
-    std::string backend;        ///< empty when absent
+    long long world_size = -1; ///< -1 when absent
+    std::string backend;       ///< empty when absent
 };
 
 /// How far into a trace read_distributed_info looks: Kineto puts the metadata before traceEvents.
@@ -87,7 +87,6 @@ constexpr std::size_t k_distributed_info_window = std::size_t{4} << 20;
 /// Finds "distributedInfo" in the first `window` (uncompressed) bytes of `trace`, gzip or plain
 /// (recognised by the magic bytes). nullopt when it is not there, has no integer rank >= 0, is
 /// malformed, or the file cannot be read: the caller then treats the rank as unknown.
-std::optional<DistributedInfo> read_distributed_info(const fs::path& trace,
-                                                     std::size_t window = k_distributed_info_window);
+std::optional<DistributedInfo> read_distributed_info(const fs::path& trace, std::size_t window = k_distributed_info_window);
 
 } // namespace harness

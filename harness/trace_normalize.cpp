@@ -25,7 +25,8 @@ NormalizeResult normalize_trace(const fs::path& source, const fs::path& target, 
     }
     simdjson::dom::element root;
     if (const auto error = parser.parse(text).get(root); error != simdjson::SUCCESS) {
-        throw HarnessError(fmt::format("{}: not a JSON trace ({}), {} bytes", source.string(), simdjson::error_message(error), text.size()));
+        throw HarnessError(
+            fmt::format("{}: not a JSON trace ({}), {} bytes", source.string(), simdjson::error_message(error), text.size()));
     }
     NormalizeResult result;
     simdjson::dom::object object;
@@ -74,8 +75,7 @@ NormalizeResult normalize_trace(const fs::path& source, const fs::path& target, 
             out += json_string(field.key);
             out += ':';
             std::string_view name;
-            if (field.key == "name" && field.value.get_string().get(name) == simdjson::SUCCESS &&
-                starts_with(name, k_step_prefix)) {
+            if (field.key == "name" && field.value.get_string().get(name) == simdjson::SUCCESS && starts_with(name, k_step_prefix)) {
                 is_step = true;
                 ++result.steps;
                 long long number = 0;

@@ -9,13 +9,13 @@ namespace harness {
 struct TraceIdentity {
     long long rank = 0;
     long long world_size = 1;
-    std::string backend;  ///< nccl | gloo
+    std::string backend; ///< nccl | gloo
 };
 
 struct NormalizeResult {
-    std::string format;  ///< "kineto" (left as it was) or "legacy-autograd" (converted)
+    std::string format; ///< "kineto" (left as it was) or "legacy-autograd" (converted)
     std::size_t events = 0;
-    std::size_t steps = 0;  ///< ProfilerStep#N markers
+    std::size_t steps = 0; ///< ProfilerStep#N markers
 };
 
 /// Reads `source` and writes `target` (atomically). Kineto traces are copied byte for byte.

@@ -78,9 +78,7 @@ Json validation_to_json(const std::vector<ValidationResult>& results) {
     for (const auto& result : results) {
         Json entry = Json::object();
         entry["file"] = result.file;
-        entry["status"] = result.diagnostics.has_errors() ? "error"
-                          : result.diagnostics.warning_count() > 0 ? "warning"
-                                                                   : "ok";
+        entry["status"] = result.diagnostics.has_errors() ? "error" : result.diagnostics.warning_count() > 0 ? "warning" : "ok";
         entry["errors"] = Json::array();
         entry["warnings"] = Json::array();
         for (const auto& d : result.diagnostics.items()) {

@@ -10,16 +10,16 @@
 namespace harness {
 
 struct ValidateOptions {
-    bool strict = false;                 ///< also check that the card can run on its target
-    std::string cluster;                 ///< target for --strict; inferred when empty
-    std::vector<std::string> overrides;  ///< --set PATH=VALUE
-    bool profile = false;                ///< the files are cluster profiles, not cards
+    bool strict = false;                ///< also check that the card can run on its target
+    std::string cluster;                ///< target for --strict; inferred when empty
+    std::vector<std::string> overrides; ///< --set PATH=VALUE
+    bool profile = false;               ///< the files are cluster profiles, not cards
 };
 
 struct ValidationResult {
     std::string file;
     Diagnostics diagnostics;
-    bool unreadable = false;  ///< not YAML at all, or not a file
+    bool unreadable = false; ///< not YAML at all, or not a file
 };
 
 ValidationResult validate_file(const fs::path& file, const ValidateOptions& options);

@@ -97,8 +97,8 @@ bool all_of_class(std::string_view text, std::string_view allowed) {
 /// cannot construct), `<<`, octal 0NN, 0b/0x with underscores, 1_000, sexagesimal 1:30 and
 /// timestamps.
 bool yaml11_special(const std::string& text) {
-    if (matches_any(text, {"y", "Y", "n", "N", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off",
-                           "OFF", "=", "<<", "~", "null", "Null", "NULL"})) {
+    if (matches_any(text, {"y",  "Y",  "n",   "N",   "yes", "Yes", "YES", "no", "No",   "NO",   "on",
+                           "On", "ON", "off", "Off", "OFF", "=",   "<<",  "~",  "null", "Null", "NULL"})) {
         return true;
     }
     std::string_view body = text;
@@ -135,7 +135,7 @@ bool plain_is_safe(const std::string& text) {
         return false;
     }
     return text.find(": ") == std::string::npos && text.find(" #") == std::string::npos &&
-           text.find_first_of(",[]{}") == std::string::npos;  // flow indicators, for keys and values alike
+           text.find_first_of(",[]{}") == std::string::npos; // flow indicators, for keys and values alike
 }
 
 void append_utf8_escape(std::string& out, std::uint32_t code) {
@@ -210,8 +210,7 @@ std::optional<std::string> inline_value(const YAML::Node& node) {
     return std::nullopt;
 }
 
-void emit_nested(const YAML::Node& value, const std::string& head, std::size_t indent, bool as_item,
-                 std::vector<std::string>& lines) {
+void emit_nested(const YAML::Node& value, const std::string& head, std::size_t indent, bool as_item, std::vector<std::string>& lines) {
     if (const std::optional<std::string> text = inline_value(value)) {
         lines.push_back(head + *text);
         return;
@@ -277,8 +276,6 @@ YAML::Node find_node(const YAML::Node& root, const std::string& dotted) {
     return *at;
 }
 
-std::string scalar_text(const YAML::Node& node) {
-    return node.IsDefined() && node.IsScalar() ? node.Scalar() : std::string();
-}
+std::string scalar_text(const YAML::Node& node) { return node.IsDefined() && node.IsScalar() ? node.Scalar() : std::string(); }
 
 } // namespace harness

@@ -10,7 +10,8 @@
 
 namespace harness {
 
-class YamlDocument {
+// yaml-cpp's YAML::Node assignment is not noexcept, so neither is the implicit move assignment.
+class YamlDocument { // NOLINT(bugprone-exception-escape)
 public:
     /// Parses `path`. Invalid YAML is a HarnessError (exit 2) with file:line:column.
     static YamlDocument load(const fs::path& path);
@@ -35,7 +36,7 @@ private:
     YAML::Node m_root;
     fs::path m_path;
     std::string m_display_name;
-    std::map<std::string, std::string> m_overrides;  ///< field path -> original assignment
+    std::map<std::string, std::string> m_overrides; ///< field path -> original assignment
 };
 
 /// Node at a dotted path or an undefined/invalid node. Never throws.

@@ -75,8 +75,7 @@ int usage_error(const std::string& message, const std::string& command) {
 }
 
 int unknown_command(const CLI::App& app, const std::string& word) {
-    std::cerr << fmt::format("ccl-harness: error: unknown command {}{}\n", enquote(word),
-                             did_you_mean(word, command_names(app)));
+    std::cerr << fmt::format("ccl-harness: error: unknown command {}{}\n", enquote(word), did_you_mean(word, command_names(app)));
     std::cerr << "run 'ccl-harness --help' for the list of commands\n";
     return k_exit_usage;
 }
@@ -176,8 +175,8 @@ void add_help(CLI::App& sub, Action& action) {
 }
 
 std::unique_ptr<CLI::App> make_app(Action& action) {
-    auto app = std::make_unique<CLI::App>(
-        "ccl-harness: render, run, trace and bundle CCL-Bench workloads reproducibly.", "ccl-harness");
+    auto app = std::make_unique<CLI::App>("ccl-harness: render, run, trace and bundle CCL-Bench workloads reproducibly.",
+                                          "ccl-harness");
     auto formatter = std::make_shared<HelpFormatter>();
     formatter->label("SUBCOMMAND", "COMMAND");
     app->formatter(formatter);
@@ -194,7 +193,8 @@ std::unique_ptr<CLI::App> make_app(Action& action) {
     app->require_subcommand(0, 1);
     app->get_help_ptr()->group(k_global_group);
     app->set_version_flag("--version", std::string(k_version))->group(k_global_group);
-    app->add_flag("-v,--verbose", "print more: where the harness home was found, on stderr, before the command runs")->group(k_global_group);
+    app->add_flag("-v,--verbose", "print more: where the harness home was found, on stderr, before the command runs")
+        ->group(k_global_group);
     app->add_flag("-q,--quiet", "no progress lines or rank output: results, warnings and errors only")->group(k_global_group);
     app->add_option("--home", "where templates/, clusters/, containers/ and workloads/ are (default: $CCL_HARNESS_HOME, "
                               "else the installed or source copy)")

@@ -11,7 +11,7 @@ namespace harness::cli {
 namespace {
 
 struct ListOptions {
-    std::string section;  ///< empty: every section
+    std::string section; ///< empty: every section
     bool json = false;
     bool names = false;
 };
@@ -20,7 +20,7 @@ int run_list(const ListOptions& options) {
     const Catalog catalog = read_catalog(harness_home());
     std::vector<std::string> sections = catalog_sections();
     if (!options.section.empty()) {
-        catalog_names(catalog, options.section);  // an unknown section is a usage error before any output
+        catalog_names(catalog, options.section); // an unknown section is a usage error before any output
         sections = {options.section};
     }
     if (options.names) {

@@ -41,8 +41,8 @@ int run_metrics(const MetricsCommandOptions& options) {
     install_interrupt_handlers();
     const fs::path path = options.path;
     const bool packed = ends_with(path.string(), ".tar.zst") && fs::is_regular_file(path);
-    const metrics::MetricsReport report =
-        packed ? metrics_of_packed_bundle(path, options.metrics) : metrics::compute_metrics(path, options.metrics);
+    const metrics::MetricsReport report = packed ? metrics_of_packed_bundle(path, options.metrics)
+                                                 : metrics::compute_metrics(path, options.metrics);
     // Kernel names and paths come from the traces: escaped, whatever they hold.
     std::cout << (options.json ? metrics::metrics_to_json(report).dump() : terminal_text(metrics::metrics_table(report), true));
     return k_exit_ok;
@@ -52,9 +52,10 @@ int run_metrics(const MetricsCommandOptions& options) {
 
 void add_metrics(CLI::App& sub, Action& action) {
     auto options = std::make_shared<MetricsCommandOptions>();
-    sub.add_option("path", options->path,
-                   "a trace file (.json or .json.gz), a directory of rank traces with an optional card (*.yaml) beside them, "
-                   "a run directory (traces/ + card.yaml), or a bundle (<name>.tar.zst, unpacked safely to a scratch directory, or <name>/)")
+    sub.add_option(
+           "path", options->path,
+           "a trace file (.json or .json.gz), a directory of rank traces with an optional card (*.yaml) beside them, "
+           "a run directory (traces/ + card.yaml), or a bundle (<name>.tar.zst, unpacked safely to a scratch directory, or <name>/)")
         ->required();
     sub.add_option("--metric", options->metrics.metrics,
                    "compute only this metric (repeatable): " + join(metrics::metric_names(), ", "));

@@ -45,8 +45,8 @@ int run_pack(const PackCommandOptions& options) {
         std::cout << out.dump();
         return k_exit_ok;
     }
-    std::cout << fmt::format("bundle: {}\n  {} bytes, {} files\n  sha256: {}\n", result.bundle.string(), result.size,
-                             result.files, result.sha256);
+    std::cout << fmt::format("bundle: {}\n  {} bytes, {} files\n  sha256: {}\n", result.bundle.string(), result.size, result.files,
+                             result.sha256);
     return k_exit_ok;
 }
 

@@ -76,14 +76,16 @@ int run_render(const RenderOptions& options) {
     }
     Plan& plan = *resolved.plan;
     if (options.pin && !plan.source_repo.empty()) {
-        plan.source_commit =
-            pin_source(plan.source_repo, plan.source_ref, options.git_cache.empty() ? default_git_cache() : fs::path(options.git_cache)).commit;
+        plan.source_commit = pin_source(plan.source_repo, plan.source_ref,
+                                        options.git_cache.empty() ? default_git_cache() : fs::path(options.git_cache))
+                                 .commit;
     }
     const RenderedRun run = render_run(card, cluster, plan, home);
     const fs::path out = options.out.empty() ? fs::path("results") / "render" / (card.name() + "." + target) : fs::path(options.out);
     if (options.dry_run) {
         if (!options.json || !quiet) {
-            human << fmt::format("would write {} files to {} (launch script: {}):\n", run.files.size(), out.string(), run.launch_script);
+            human << fmt::format("would write {} files to {} (launch script: {}):\n", run.files.size(), out.string(),
+                                 run.launch_script);
             for (const auto& file : run.files) {
                 human << fmt::format("  {:<24} {:>7} bytes\n", file.name, file.content.size());
             }
@@ -107,7 +109,8 @@ void add_render(CLI::App& sub, Action& action) {
     auto options = std::make_shared<RenderOptions>();
     sub.add_option("card", options->card, "workload card (CCL-Bench format, with an optional launch: section)")->required();
     add_cluster_option(sub, options->cluster, "launch.cluster, else nvidia_a100* -> perlmutter, tpu_v6e -> tpu-v6e, cpu -> local");
-    sub.add_option("--out", options->out, "output directory (default: results/render/<card>.<cluster>); an earlier render there is replaced");
+    sub.add_option("--out", options->out,
+                   "output directory (default: results/render/<card>.<cluster>); an earlier render there is replaced");
     add_override_options(sub, options->set_paths, "--set", options->overrides,
                          "override a card field: PATH=VALUE, e.g. launch.steps=20 (repeatable)");
     sub.add_flag("--strict", options->strict, "refuse a card that could not run as written (see validate --strict)");
@@ -115,7 +118,8 @@ void add_render(CLI::App& sub, Action& action) {
     sub.add_flag("-q,--quiet", options->quiet, "print errors only, not warnings");
     sub.add_flag("--json", options->json, "print one JSON object on stdout (keys below); the summary line goes to stderr");
     sub.add_flag("--pin", options->pin, "resolve launch.source.ref to its commit SHA (fetches the repo) and render that SHA");
-    sub.add_option("--git-cache", options->git_cache, "with --pin: where repo clones are kept (default: $XDG_CACHE_HOME/ccl-harness/git)");
+    sub.add_option("--git-cache", options->git_cache,
+                   "with --pin: where repo clones are kept (default: $XDG_CACHE_HOME/ccl-harness/git)");
     sub.footer("Writes the launch script (launch.sbatch / launch.sh), the framework's config, the container spec\n"
                "(Containerfile), env.sh, the effective card.yaml and plan.json. Rendering is deterministic:\n"
                "the same card gives byte-identical files. launch.source.ref is rendered as written unless\n"

@@ -15,8 +15,8 @@ int run_reproduce(const ReproduceOptions& options, const ReportFlags& flags) {
     const bool quiet = quiet_wanted();
     const ReproduceOutcome outcome = reproduce_bundle(options, progress_stream(flags.json, quiet));
     for (const auto& problem : outcome.problems) {
-        std::cerr << terminal_text(fmt::format("{}: {}{}", options.bundle.string(),
-                                               problem.path.empty() ? "" : problem.path + ": ", problem.message))
+        std::cerr << terminal_text(fmt::format("{}: {}{}", options.bundle.string(), problem.path.empty() ? "" : problem.path + ": ",
+                                               problem.message))
                   << "\n";
     }
     if (!outcome.error.empty()) {
@@ -51,8 +51,9 @@ void add_reproduce(CLI::App& sub, Action& action) {
     auto options = std::make_shared<ReproduceOptions>();
     auto flags = std::make_shared<ReportFlags>();
     sub.add_option("bundle", options->bundle, "a bundle: <name>.tar.zst or an unpacked <name>/ directory")->required();
-    sub.add_option("--cluster", options->cluster, "run on this cluster profile instead of the one the bundle ran on "
-                                                  "(the scripts are then re-rendered for it, not compared)");
+    sub.add_option("--cluster", options->cluster,
+                   "run on this cluster profile instead of the one the bundle ran on "
+                   "(the scripts are then re-rendered for it, not compared)");
     sub.add_flag("--dry-run", options->dry_run, "unpack, verify, pin, re-render and compare; run nothing");
     sub.add_flag("--use-bundled-scripts", options->use_bundled_scripts,
                  "when the re-render differs from the bundled scripts, show the diff and run the bundled scripts anyway");
@@ -70,7 +71,9 @@ void add_reproduce(CLI::App& sub, Action& action) {
                "reproduces. Different: print a unified diff and stop, unless --use-bundled-scripts.\n"
                "Exit status: 0 reproduced (or would be, with --dry-run), 1 invalid bundle, scripts differ or\n"
                "the run failed, 2 unusable input, 130 interrupted.\n"
-               "--json keys: bundle, name, valid, problems [{path, message}], manifest_sha256, original_cluster, target, scripts {identical, differing, only_in_bundle, only_rendered, diff} | null, used_bundled_scripts, dry_run, preview, run (as run --json) | null, error, exit_code.\n"
+               "--json keys: bundle, name, valid, problems [{path, message}], manifest_sha256, original_cluster, target, scripts "
+               "{identical, differing, only_in_bundle, only_rendered, diff} | null, used_bundled_scripts, dry_run, preview, run (as "
+               "run --json) | null, error, exit_code.\n"
                "Examples:\n"
                "  ccl-harness reproduce results/tiny-ddp-20261123T101500Z-1a2b3c.tar.zst --dry-run\n"
                "  ccl-harness reproduce bundle.tar.zst --cluster slurm-local");

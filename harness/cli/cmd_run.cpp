@@ -41,29 +41,33 @@ void add_run(CLI::App& sub, Action& action) {
     sub.add_flag("--dry-run", options->dry_run, "render and print what would be submitted and where; run nothing");
     sub.add_option("--out", options->dry_run_out, "with --dry-run: also write the rendered files to this directory");
     sub.add_flag("--teardown", options->teardown, "TPU: delete the queued resource when the run ends");
-    sub.add_flag("!--no-pack", options->pack, "do not pack a bundle when the run completes (pack it later with `ccl-harness pack DIR`)");
-    sub.add_option("--grace", options->grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5, at most 3600)");
+    sub.add_flag("!--no-pack", options->pack,
+                 "do not pack a bundle when the run completes (pack it later with `ccl-harness pack DIR`)");
+    sub.add_option("--grace", options->grace_seconds,
+                   "seconds between SIGTERM and SIGKILL when stopping ranks (default 5, at most 3600)");
     sub.add_option("--secret", options->secret_names,
                    "NAME: the value of environment variable NAME is a secret, scrubbed from everything the run writes and "
                    "prints, although its name does not say so (repeatable)");
     sub.add_option("--git-cache", options->git_cache,
                    "where clones of launch.source repos are kept (default: $XDG_CACHE_HOME/ccl-harness/git)");
-    sub.footer("The card is checked as with validate --strict first. The run directory\n"
-               "results/<card>-<UTC time>-<hash>/ holds card.yaml, plan.json, rendered/, logs/, traces/ and\n"
-               "run.json (state: rendered -> submitted -> running -> completed | failed | cancelled | timeout), and\n"
-               "provenance.json. A completed run is packed into results/<run-id>.tar.zst (see `pack --help`).\n"
-               "Secrets: the values of environment variables whose names hold TOKEN, KEY, SECRET, PASSWORD,\n"
-               "CREDENTIAL or AUTH, of such entries of launch.env, and of each --secret NAME are replaced by\n"
-               "[REDACTED] in the ranks' output as it streams (terminal and logs) and in every record written;\n"
-               "a secret launch.env value is handed to the job in its environment, never written into a file.\n"
-               "launch.source.ref is resolved to a commit SHA (cloned or fetched into the git cache) before\n"
-               "anything is rendered: the scripts check out that SHA.\n"
-               "Exit status: 0 completed, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
-               "--json keys: run_id, run_dir, card, target, state, reason, exit_code, traces, bundle {path, sha256, files} | null, pack_error, warnings, dry_run, preview {submission, rendered, results, nodes, ranks_per_node, steps, trace_kinds} | null.\n"
-               "Examples:\n"
-               "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml\n"
-               "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local\n"
-               "  ccl-harness run card.yaml --dry-run");
+    sub.footer(
+        "The card is checked as with validate --strict first. The run directory\n"
+        "results/<card>-<UTC time>-<hash>/ holds card.yaml, plan.json, rendered/, logs/, traces/ and\n"
+        "run.json (state: rendered -> submitted -> running -> completed | failed | cancelled | timeout), and\n"
+        "provenance.json. A completed run is packed into results/<run-id>.tar.zst (see `pack --help`).\n"
+        "Secrets: the values of environment variables whose names hold TOKEN, KEY, SECRET, PASSWORD,\n"
+        "CREDENTIAL or AUTH, of such entries of launch.env, and of each --secret NAME are replaced by\n"
+        "[REDACTED] in the ranks' output as it streams (terminal and logs) and in every record written;\n"
+        "a secret launch.env value is handed to the job in its environment, never written into a file.\n"
+        "launch.source.ref is resolved to a commit SHA (cloned or fetched into the git cache) before\n"
+        "anything is rendered: the scripts check out that SHA.\n"
+        "Exit status: 0 completed, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
+        "--json keys: run_id, run_dir, card, target, state, reason, exit_code, traces, bundle {path, sha256, files} | null, "
+        "pack_error, warnings, dry_run, preview {submission, rendered, results, nodes, ranks_per_node, steps, trace_kinds} | null.\n"
+        "Examples:\n"
+        "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml\n"
+        "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local\n"
+        "  ccl-harness run card.yaml --dry-run");
     add_report_flags(sub, *flags);
     sub.callback([options, flags, set_paths, &action] {
         action = [options, flags, set_paths] {

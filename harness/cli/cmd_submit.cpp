@@ -70,9 +70,9 @@ struct ProgressLine {
 void print_problems(const BundleReport& report) {
     const std::string bundle = terminal_text(report.bundle);
     for (const BundleProblem& problem : report.problems) {
-        std::cout << (problem.path.empty() ? fmt::format("{}: {}\n", bundle, terminal_text(problem.message))
-                                           : fmt::format("{}: {}: {}\n", bundle, terminal_text(problem.path),
-                                                         terminal_text(problem.message)));
+        std::cout << (problem.path.empty()
+                          ? fmt::format("{}: {}\n", bundle, terminal_text(problem.message))
+                          : fmt::format("{}: {}: {}\n", bundle, terminal_text(problem.path), terminal_text(problem.message)));
     }
     const std::size_t count = report.problems.size();
     std::cout << fmt::format("{}: invalid ({} problem{}); nothing was sent\n", bundle, count, count == 1 ? "" : "s");
@@ -101,7 +101,7 @@ int run_submit(const SubmitCommandOptions& options) {
             return;
         }
         const std::string after = wait.count() < 1000 ? fmt::format("{} ms", wait.count())
-                                                       : fmt::format("{:.1f} s", static_cast<double>(wait.count()) / 1000.0);
+                                                      : fmt::format("{:.1f} s", static_cast<double>(wait.count()) / 1000.0);
         std::cerr << fmt::format("ccl-harness: attempt {} failed: {}; retrying in {}\n", attempt, why, after);
     };
     SubmitResult result;
@@ -120,8 +120,7 @@ int run_submit(const SubmitCommandOptions& options) {
         return k_exit_failure;
     }
     std::cout << fmt::format("{}: uploaded to {} ({:.1f} MB, HTTP {}, attempt {})\n", terminal_text(options.bundle),
-                             terminal_text(options.url), static_cast<double>(result.bytes) / 1e6, result.status,
-                             result.attempts);
+                             terminal_text(options.url), static_cast<double>(result.bytes) / 1e6, result.status, result.attempts);
     // The server's words, escaped: an answer cannot drive the terminal.
     std::cout << (result.upload_id.empty() ? fmt::format("  no upload id in the answer: {}\n", terminal_text(result.body))
                                            : fmt::format("  upload id: {}\n", terminal_text(result.upload_id)));
@@ -132,10 +131,8 @@ int run_submit(const SubmitCommandOptions& options) {
 
 void add_submit(CLI::App& sub, Action& action) {
     auto options = std::make_shared<SubmitCommandOptions>();
-    sub.add_option("bundle", options->bundle, "a packed bundle, <name>.tar.zst (`ccl-harness pack` makes one)")
-        ->required();
-    sub.add_option("--to", options->url, "the upload server's base URL (http://HOST[:PORT]); /api/upload is appended")
-        ->required();
+    sub.add_option("bundle", options->bundle, "a packed bundle, <name>.tar.zst (`ccl-harness pack` makes one)")->required();
+    sub.add_option("--to", options->url, "the upload server's base URL (http://HOST[:PORT]); /api/upload is appended")->required();
     sub.add_option("--group", options->group, "group_name sent with the upload");
     sub.add_option("--description", options->description, "description sent with the upload");
     sub.add_option("--timeout", options->timeout,

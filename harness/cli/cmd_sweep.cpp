@@ -37,9 +37,9 @@ void add_sweep(CLI::App& sub, Action& action) {
                    "NAME: the value of environment variable NAME is a secret, scrubbed from everything the run writes and "
                    "prints, although its name does not say so (repeatable)");
     sub.add_option("--git-cache", options->git_cache, "where clones of launch.source repos are kept");
-    sub.add_option("--max-points", options->max_points,
-                   fmt::format("refuse a sweep of more points than this (default {}); counted before any is built",
-                               k_sweep_max_points))
+    sub.add_option(
+           "--max-points", options->max_points,
+           fmt::format("refuse a sweep of more points than this (default {}); counted before any is built", k_sweep_max_points))
         ->check(CLI::PositiveNumber);
     sub.footer("Each point is the card with --set PATH=VALUE overrides (the cross product of the --vary lists,\n"
                "or with --zip their i-th values). Every point is checked as with validate --strict first;\n"
@@ -50,7 +50,8 @@ void add_sweep(CLI::App& sub, Action& action) {
                "On Slurm the points are submitted as independent jobs one after another, not as a job array.\n"
                "Exit status: 0 every runnable point completed, 1 some failed, 2 invalid input or no point\n"
                "passes the check, 130 interrupted (Ctrl-C; the current point is recorded as cancelled).\n"
-               "--json keys: sweep_id, sweep_dir, card, dry_run, interrupted, exit_code, points [{overrides, state, reason, run_dir, bundle, exit_code}] (as in sweep.json).\n"
+               "--json keys: sweep_id, sweep_dir, card, dry_run, interrupted, exit_code, points [{overrides, state, reason, run_dir, "
+               "bundle, exit_code}] (as in sweep.json).\n"
                "Examples:\n"
                "  ccl-harness sweep workloads/tiny-ddp/tiny-ddp.yaml --vary launch.steps=10,20 --vary workload.data.batch_size=8,16\n"
                "  ccl-harness sweep card.yaml --zip --vary workload.data.seq_len=1024,2048 --vary workload.data.batch_size=16,8\n"

@@ -27,15 +27,13 @@ void print_report(const BundleReport& report, bool quiet) {
         for (const BundleProblem& problem : report.problems) {
             std::cout << (problem.path.empty()
                               ? fmt::format("{}: {}\n", bundle, terminal_text(problem.message))
-                              : fmt::format("{}: {}: {}\n", bundle, terminal_text(problem.path),
-                                            terminal_text(problem.message)));
+                              : fmt::format("{}: {}: {}\n", bundle, terminal_text(problem.path), terminal_text(problem.message)));
         }
     }
     const std::size_t count = report.problems.size();
-    std::cout << (report.valid()
-                      ? fmt::format("{}: valid ({} files, {} traces, {} steps)\n", bundle, report.files,
-                                    report.traces.size(), report.steps())
-                      : fmt::format("{}: invalid ({} problem{})\n", bundle, count, count == 1 ? "" : "s"));
+    std::cout << (report.valid() ? fmt::format("{}: valid ({} files, {} traces, {} steps)\n", bundle, report.files,
+                                               report.traces.size(), report.steps())
+                                 : fmt::format("{}: invalid ({} problem{})\n", bundle, count, count == 1 ? "" : "s"));
 }
 
 int run_verify(const VerifyCommandOptions& options) {
@@ -79,10 +77,8 @@ int run_verify(const VerifyCommandOptions& options) {
 
 void add_verify(CLI::App& sub, Action& action) {
     auto options = std::make_shared<VerifyCommandOptions>();
-    sub.add_option("bundles", options->bundles, "bundles: <name>.tar.zst archives or unpacked <name>/ directories")
-        ->required();
-    sub.add_flag("--json", options->json,
-                 "print the report as JSON on stdout: one object, or an array of them for several bundles");
+    sub.add_option("bundles", options->bundles, "bundles: <name>.tar.zst archives or unpacked <name>/ directories")->required();
+    sub.add_flag("--json", options->json, "print the report as JSON on stdout: one object, or an array of them for several bundles");
     sub.add_flag("-q,--quiet", options->quiet, "print one summary line per bundle, not its problems");
     sub.footer("Checks every checksum and size against manifest.json, missing and unlisted files, the card\n"
                "(validate), every trace (parses, step markers), the rank traces against the card's total_count,\n"

@@ -10,8 +10,7 @@ namespace harness::cli {
 namespace {
 
 std::string upper(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     return text;
 }
 
@@ -143,10 +142,8 @@ std::string positional_words(const AppDoc& app, const CommandDoc& command) {
             continue;
         }
         switch (opt.kind) {
-        case ValueKind::file:
-            return "files";
-        case ValueKind::choice:
-            return join(opt.choices);
+        case ValueKind::file: return "files";
+        case ValueKind::choice: return join(opt.choices);
         case ValueKind::command: {
             std::vector<std::string> names;
             for (const CommandDoc& other : app.commands) {
@@ -154,11 +151,9 @@ std::string positional_words(const AppDoc& app, const CommandDoc& command) {
             }
             return join(names);
         }
-        case ValueKind::cluster:
-            return "clusters";
+        case ValueKind::cluster: return "clusters";
         case ValueKind::none:
-        case ValueKind::text:
-            break;
+        case ValueKind::text: break;
         }
     }
     return "";
@@ -185,12 +180,9 @@ std::string zsh_quote(const std::string& text) {
 
 std::string zsh_action(const AppDoc& app, const OptionDoc& opt) {
     switch (opt.kind) {
-    case ValueKind::file:
-        return "_files";
-    case ValueKind::cluster:
-        return "_ccl-harness_clusters";
-    case ValueKind::choice:
-        return "(" + join(opt.choices) + ")";
+    case ValueKind::file: return "_files";
+    case ValueKind::cluster: return "_ccl-harness_clusters";
+    case ValueKind::choice: return "(" + join(opt.choices) + ")";
     case ValueKind::command: {
         std::vector<std::string> names;
         for (const CommandDoc& command : app.commands) {
@@ -199,8 +191,7 @@ std::string zsh_action(const AppDoc& app, const OptionDoc& opt) {
         return "(" + join(names) + ")";
     }
     case ValueKind::none:
-    case ValueKind::text:
-        break;
+    case ValueKind::text: break;
     }
     return " ";
 }
@@ -209,16 +200,15 @@ void zsh_specs(std::string& out, const AppDoc& app, const std::vector<OptionDoc>
     for (const OptionDoc& opt : options) {
         const std::string label = zsh_quote(opt.value.empty() ? opt.names.front() : opt.value);
         if (opt.positional) {
-            out += fmt::format("      '{}:{}:{}' \\\n", opt.repeatable ? "*" : opt.required ? "" : ":", label,
-                               zsh_action(app, opt));
+            out += fmt::format("      '{}:{}:{}' \\\n", opt.repeatable ? "*" : opt.required ? "" : ":", label, zsh_action(app, opt));
             continue;
         }
         for (const std::string& name : opt.names) {
             if (opt.kind == ValueKind::none) {
                 out += fmt::format("      '{}[{}]' \\\n", name, zsh_quote(opt.description));
             } else {
-                out += fmt::format("      '{}{}=[{}]:{}:{}' \\\n", opt.repeatable ? "*" : "", name,
-                                   zsh_quote(opt.description), label, zsh_action(app, opt));
+                out += fmt::format("      '{}{}=[{}]:{}:{}' \\\n", opt.repeatable ? "*" : "", name, zsh_quote(opt.description), label,
+                                   zsh_action(app, opt));
             }
         }
     }
@@ -246,21 +236,12 @@ std::string fish_option(const AppDoc& app, const OptionDoc& opt, const std::stri
         line += (name.size() == 2 ? " -s " + name.substr(1) : " -l " + name.substr(2));
     }
     switch (opt.kind) {
-    case ValueKind::file:
-        line += " -r -F";
-        break;
-    case ValueKind::cluster:
-        line += " -x -a '(__ccl_harness_clusters)'";
-        break;
-    case ValueKind::choice:
-        line += " -x -a " + fish_quote(join(opt.choices));
-        break;
+    case ValueKind::file: line += " -r -F"; break;
+    case ValueKind::cluster: line += " -x -a '(__ccl_harness_clusters)'"; break;
+    case ValueKind::choice: line += " -x -a " + fish_quote(join(opt.choices)); break;
     case ValueKind::command:
-    case ValueKind::text:
-        line += " -x";
-        break;
-    case ValueKind::none:
-        break;
+    case ValueKind::text: line += " -x"; break;
+    case ValueKind::none: break;
     }
     return line + " -d " + fish_quote(opt.description) + "\n";
 }
@@ -335,8 +316,8 @@ std::string bash_completion(const AppDoc& app) {
         "    done\n"
         "    local options=\"{2}\" files=\"{3}\" clusters=\"\" values=\"{4}\" positional=\"\"\n"
         "    case $command in\n",
-        app.name, names_taking(global, {ValueKind::file, ValueKind::text, ValueKind::cluster}),
-        option_words(global), names_taking(global, {ValueKind::file}), names_taking(global, {ValueKind::text}));
+        app.name, names_taking(global, {ValueKind::file, ValueKind::text, ValueKind::cluster}), option_words(global),
+        names_taking(global, {ValueKind::file}), names_taking(global, {ValueKind::text}));
     for (const CommandDoc& command : app.commands) {
         out += fmt::format("        {})\n"
                            "            options+=\" {}\"\n"
@@ -349,58 +330,56 @@ std::string bash_completion(const AppDoc& app) {
                            names_taking(command.options, {ValueKind::text, ValueKind::choice, ValueKind::command}),
                            positional_words(app, command));
     }
-    out += fmt::format(
-        "    esac\n"
-        "    if [[ -n $prev && \" $clusters \" == *\" $prev \"* ]]; then\n"
-        "        mapfile -t COMPREPLY < <(compgen -W \"$(_ccl_harness_clusters)\" -- \"$cur\")\n"
-        "        return 0\n"
-        "    fi\n"
-        "    if [[ -n $prev && \" $files \" == *\" $prev \"* ]]; then\n"
-        "        compopt -o filenames 2>/dev/null\n"
-        "        mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n"
-        "        return 0\n"
-        "    fi\n"
-        "    if [[ -n $prev && \" $values \" == *\" $prev \"* ]]; then\n"
-        "        COMPREPLY=()\n"
-        "        return 0\n"
-        "    fi\n"
-        "    if [[ $cur == -* ]]; then\n"
-        "        mapfile -t COMPREPLY < <(compgen -W \"$options\" -- \"$cur\")\n"
-        "    elif [[ -z $command ]]; then\n"
-        "        mapfile -t COMPREPLY < <(compgen -W \"{1}\" -- \"$cur\")\n"
-        "    elif [[ $positional == files ]]; then\n"
-        "        compopt -o filenames 2>/dev/null\n"
-        "        mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n"
-        "    elif [[ $positional == clusters ]]; then\n"
-        "        mapfile -t COMPREPLY < <(compgen -W \"$(_ccl_harness_clusters)\" -- \"$cur\")\n"
-        "    else\n"
-        "        mapfile -t COMPREPLY < <(compgen -W \"$positional\" -- \"$cur\")\n"
-        "    fi\n"
-        "    return 0\n"
-        "}}\n"
-        "complete -F _ccl_harness {0}\n",
-        app.name, join(names));
+    out += fmt::format("    esac\n"
+                       "    if [[ -n $prev && \" $clusters \" == *\" $prev \"* ]]; then\n"
+                       "        mapfile -t COMPREPLY < <(compgen -W \"$(_ccl_harness_clusters)\" -- \"$cur\")\n"
+                       "        return 0\n"
+                       "    fi\n"
+                       "    if [[ -n $prev && \" $files \" == *\" $prev \"* ]]; then\n"
+                       "        compopt -o filenames 2>/dev/null\n"
+                       "        mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n"
+                       "        return 0\n"
+                       "    fi\n"
+                       "    if [[ -n $prev && \" $values \" == *\" $prev \"* ]]; then\n"
+                       "        COMPREPLY=()\n"
+                       "        return 0\n"
+                       "    fi\n"
+                       "    if [[ $cur == -* ]]; then\n"
+                       "        mapfile -t COMPREPLY < <(compgen -W \"$options\" -- \"$cur\")\n"
+                       "    elif [[ -z $command ]]; then\n"
+                       "        mapfile -t COMPREPLY < <(compgen -W \"{1}\" -- \"$cur\")\n"
+                       "    elif [[ $positional == files ]]; then\n"
+                       "        compopt -o filenames 2>/dev/null\n"
+                       "        mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n"
+                       "    elif [[ $positional == clusters ]]; then\n"
+                       "        mapfile -t COMPREPLY < <(compgen -W \"$(_ccl_harness_clusters)\" -- \"$cur\")\n"
+                       "    else\n"
+                       "        mapfile -t COMPREPLY < <(compgen -W \"$positional\" -- \"$cur\")\n"
+                       "    fi\n"
+                       "    return 0\n"
+                       "}}\n"
+                       "complete -F _ccl_harness {0}\n",
+                       app.name, join(names));
     return out;
 }
 
 std::string zsh_completion(const AppDoc& app) {
-    std::string out = fmt::format(
-        "#compdef {0}\n"
-        "# zsh completion for {0}. Generated by `{0} completion zsh` from its command table: do not edit.\n"
-        "\n"
-        "# Cluster names from the {0} being completed, when it can list them.\n"
-        "_ccl-harness_clusters() {{\n"
-        "  local -a clusters\n"
-        "  clusters=(${{(f)\"$(${{_ccl_harness_program:-{0}}} list clusters --names 2>/dev/null)\"}})\n"
-        "  compadd -a clusters\n"
-        "}}\n"
-        "\n"
-        "_ccl-harness() {{\n"
-        "  local _ccl_harness_program=$words[1]\n"
-        "  local curcontext=$curcontext state state_descr line ret=1\n"
-        "  typeset -A opt_args\n"
-        "  _arguments -C \\\n",
-        app.name);
+    std::string out = fmt::format("#compdef {0}\n"
+                                  "# zsh completion for {0}. Generated by `{0} completion zsh` from its command table: do not edit.\n"
+                                  "\n"
+                                  "# Cluster names from the {0} being completed, when it can list them.\n"
+                                  "_ccl-harness_clusters() {{\n"
+                                  "  local -a clusters\n"
+                                  "  clusters=(${{(f)\"$(${{_ccl_harness_program:-{0}}} list clusters --names 2>/dev/null)\"}})\n"
+                                  "  compadd -a clusters\n"
+                                  "}}\n"
+                                  "\n"
+                                  "_ccl-harness() {{\n"
+                                  "  local _ccl_harness_program=$words[1]\n"
+                                  "  local curcontext=$curcontext state state_descr line ret=1\n"
+                                  "  typeset -A opt_args\n"
+                                  "  _arguments -C \\\n",
+                                  app.name);
     zsh_specs(out, app, app.global_options);
     out += "      '1: :->command' \\\n"
            "      '*:: :->args' && ret=0\n"
@@ -440,7 +419,9 @@ std::string zsh_completion(const AppDoc& app) {
            "if [ \"$funcstack[1]\" = _ccl-harness ]; then\n"
            "  _ccl-harness \"$@\"\n"
            "else\n"
-           "  compdef _ccl-harness " + app.name + "\n"
+           "  compdef _ccl-harness " +
+           app.name +
+           "\n"
            "fi\n";
     return out;
 }

@@ -32,8 +32,8 @@ struct OptionDoc {
 struct CommandDoc {
     std::string name;
     std::string description;
-    std::string footer;              ///< the --help footer: details, exit status, examples
-    std::vector<OptionDoc> options;  ///< without -h/--help; positionals last
+    std::string footer;             ///< the --help footer: details, exit status, examples
+    std::vector<OptionDoc> options; ///< without -h/--help; positionals last
 };
 
 struct AppDoc {

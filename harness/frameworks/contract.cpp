@@ -38,8 +38,8 @@ std::optional<FrameworkContract> load_contract(const fs::path& file) {
             }
         }
         return contract;
-    } catch (const std::exception&) {  // YAML::Exception, or a bound of load_yaml_bounded
-        return std::nullopt;  // a broken contract is the test suite's finding (reference_cards.sh), not the user's
+    } catch (const std::exception&) { // YAML::Exception, or a bound of load_yaml_bounded
+        return std::nullopt;          // a broken contract is the test suite's finding (reference_cards.sh), not the user's
     }
 }
 

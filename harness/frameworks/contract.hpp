@@ -15,8 +15,8 @@ namespace harness {
 
 struct FrameworkContract {
     fs::path file;
-    std::string parser;             ///< argparse | toml+cli | pyconfig | ...
-    std::set<std::string> options;  ///< "--name" (argparse, CLI) or "key" (pyconfig)
+    std::string parser;            ///< argparse | toml+cli | pyconfig | ...
+    std::set<std::string> options; ///< "--name" (argparse, CLI) or "key" (pyconfig)
 };
 
 /// The contract of the plan's framework at its source ref under `contracts_dir`:

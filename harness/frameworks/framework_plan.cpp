@@ -32,9 +32,9 @@ std::string torch_dtype_name(const std::string& precision) {
 void set_torch_dtype(Plan& plan, PlanFindings& findings, const std::string& framework) {
     const std::string dtype = torch_dtype_name(plan.precision);
     if (dtype.empty()) {
-        findings.problem("workload.model.precision",
-                         fmt::format("{} is not supported for {}: --dtype takes auto, float16, bfloat16 or float32",
-                                     plan.precision, framework));
+        findings.problem(
+            "workload.model.precision",
+            fmt::format("{} is not supported for {}: --dtype takes auto, float16, bfloat16 or float32", plan.precision, framework));
     } else {
         set_framework_value(plan, "dtype", dtype, fmt::format("--dtype for precision '{}'", plan.precision));
     }
@@ -57,7 +57,7 @@ void plan_framework(const WorkloadCard& card, Plan& plan, PlanFindings& findings
     } else if (plan.framework == "megatron-lm") {
         plan_megatron(card, plan, findings);
     } else if (plan.framework == "vllm" && !plan.tpu_accelerator_type.empty()) {
-        plan_vllm_tpu(card, plan, findings);  // the tpu-inference backend: its own options and rules
+        plan_vllm_tpu(card, plan, findings); // the tpu-inference backend: its own options and rules
     } else if (plan.framework == "vllm") {
         plan_vllm(card, plan, findings);
     } else if (plan.framework == "sglang") {

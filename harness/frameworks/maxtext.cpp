@@ -13,24 +13,45 @@ namespace harness {
 namespace {
 
 struct ModelName {
-    std::string_view card;     ///< workload.model.model_family, lowercased
-    std::string_view maxtext;  ///< model_name=, one of MaxText/configs/models/<name>.yml
+    std::string_view card;    ///< workload.model.model_family, lowercased
+    std::string_view maxtext; ///< model_name=, one of MaxText/configs/models/<name>.yml
 };
 
 // MaxText/pyconfig.py:284-324 (validate_model_name) lists exactly these, each with its
 // MaxText/configs/models/<name>.yml; the left column is how CCL-Bench cards spell the family.
 constexpr ModelName k_models[] = {
-    {"llama-2-7b", "llama2-7b"},         {"llama-2-13b", "llama2-13b"},       {"llama-2-70b", "llama2-70b"},
-    {"llama-3-8b", "llama3-8b"},         {"llama-3-70b", "llama3-70b"},       {"llama-3.1-8b", "llama3.1-8b"},
-    {"llama-3.1-70b", "llama3.1-70b"},   {"llama-3.1-405b", "llama3.1-405b"}, {"llama-3.3-70b", "llama3.3-70b"},
-    {"mistral-7b", "mistral-7b"},        {"mixtral-8x7b", "mixtral-8x7b"},    {"mixtral-8x22b", "mixtral-8x22b"},
-    {"deepseek-v2-16b", "deepseek2-16b"}, {"deepseek-v2-lite", "deepseek2-16b"}, {"deepseek-v2-236b", "deepseek2-236b"},
-    {"deepseek-v3-671b", "deepseek3-671b"}, {"gemma-2b", "gemma-2b"},         {"gemma-7b", "gemma-7b"},
-    {"gemma-2-2b", "gemma2-2b"},         {"gemma-2-9b", "gemma2-9b"},         {"gemma-2-27b", "gemma2-27b"},
-    {"gemma-3-4b", "gemma3-4b"},         {"gemma-3-12b", "gemma3-12b"},       {"gemma-3-27b", "gemma3-27b"},
-    {"qwen-3-0.6b", "qwen3-0.6b"},       {"qwen-3-4b", "qwen3-4b"},           {"qwen-3-8b", "qwen3-8b"},
-    {"gpt-3-175b", "gpt3-175b"},         {"gpt-3-22b", "gpt3-22b"},           {"gpt-3-6b", "gpt3-6b"},
-    {"llama-4-17b-16e", "llama4-17b-16e"}, {"llama-4-17b-128e", "llama4-17b-128e"},
+    {"llama-2-7b", "llama2-7b"},
+    {"llama-2-13b", "llama2-13b"},
+    {"llama-2-70b", "llama2-70b"},
+    {"llama-3-8b", "llama3-8b"},
+    {"llama-3-70b", "llama3-70b"},
+    {"llama-3.1-8b", "llama3.1-8b"},
+    {"llama-3.1-70b", "llama3.1-70b"},
+    {"llama-3.1-405b", "llama3.1-405b"},
+    {"llama-3.3-70b", "llama3.3-70b"},
+    {"mistral-7b", "mistral-7b"},
+    {"mixtral-8x7b", "mixtral-8x7b"},
+    {"mixtral-8x22b", "mixtral-8x22b"},
+    {"deepseek-v2-16b", "deepseek2-16b"},
+    {"deepseek-v2-lite", "deepseek2-16b"},
+    {"deepseek-v2-236b", "deepseek2-236b"},
+    {"deepseek-v3-671b", "deepseek3-671b"},
+    {"gemma-2b", "gemma-2b"},
+    {"gemma-7b", "gemma-7b"},
+    {"gemma-2-2b", "gemma2-2b"},
+    {"gemma-2-9b", "gemma2-9b"},
+    {"gemma-2-27b", "gemma2-27b"},
+    {"gemma-3-4b", "gemma3-4b"},
+    {"gemma-3-12b", "gemma3-12b"},
+    {"gemma-3-27b", "gemma3-27b"},
+    {"qwen-3-0.6b", "qwen3-0.6b"},
+    {"qwen-3-4b", "qwen3-4b"},
+    {"qwen-3-8b", "qwen3-8b"},
+    {"gpt-3-175b", "gpt3-175b"},
+    {"gpt-3-22b", "gpt3-22b"},
+    {"gpt-3-6b", "gpt3-6b"},
+    {"llama-4-17b-16e", "llama4-17b-16e"},
+    {"llama-4-17b-128e", "llama4-17b-128e"},
 };
 
 /// MaxText's own name for a card's model family: the card spelling, or already MaxText's.
@@ -77,8 +98,8 @@ void plan_maxtext(const WorkloadCard& card, Plan& plan, PlanFindings& findings) 
                                                     from_args));
     }
     if (!from_args.empty() && !from_family.empty() && from_args != from_family) {
-        findings.problem("workload.model.model_family",
-                         fmt::format("{} is MaxText's {}, but launch.args runs model_name={}", plan.model_family, from_family, from_args));
+        findings.problem("workload.model.model_family", fmt::format("{} is MaxText's {}, but launch.args runs model_name={}",
+                                                                    plan.model_family, from_family, from_args));
     }
     if (from_family.empty() && from_args.empty()) {
         findings.problem("workload.model.model_family",
@@ -95,8 +116,9 @@ void plan_maxtext(const WorkloadCard& card, Plan& plan, PlanFindings& findings) 
                                                               model_name, model_name));
     }
     set_framework_value(plan, "model_name", model_name,
-                        !from_args.empty() ? "launch.args model_name=" + from_args
-                                           : fmt::format("model_family {} -> MaxText/configs/models/{}.yml", plan.model_family, model_name));
+                        !from_args.empty()
+                            ? "launch.args model_name=" + from_args
+                            : fmt::format("model_family {} -> MaxText/configs/models/{}.yml", plan.model_family, model_name));
 
     // dtype is the activations' type (MaxText/configs/base.yml:79); weights stay float32
     // (base.yml:121), MaxText's mixed precision: bf16 cards train that way.
@@ -168,7 +190,8 @@ void plan_maxtext(const WorkloadCard& card, Plan& plan, PlanFindings& findings) 
                                                      plan.steps, start + 1, start + plan.profile.active));
     }
     plan.traced_steps = 0;
-    plan.origins["profile.traced_steps"] = Origin{Origin::Kind::derived, "", "0: XPlane traces carry no ProfilerStep markers to count (MaxText profiles with jax.profiler)"};
+    plan.origins["profile.traced_steps"] = Origin{
+        Origin::Kind::derived, "", "0: XPlane traces carry no ProfilerStep markers to count (MaxText profiles with jax.profiler)"};
 }
 
 } // namespace harness

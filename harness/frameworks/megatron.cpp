@@ -110,8 +110,9 @@ void plan_data(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
                                      enquote(dataset)));
     }
     set_framework_value(plan, "mock_data", "true",
-                        synthetic ? "workload.data.dataset " + (dataset.empty() ? std::string("absent") : dataset) + ": synthetic tokens"
-                                  : "the only data the harness renders for megatron-lm");
+                        synthetic
+                            ? "workload.data.dataset " + (dataset.empty() ? std::string("absent") : dataset) + ": synthetic tokens"
+                            : "the only data the harness renders for megatron-lm");
     if (plan.seq_len <= 0) {
         findings.problem("workload.data.seq_len", "megatron-lm needs a sequence length (--seq-length)");
     }
@@ -125,9 +126,10 @@ void plan_batch(Plan& plan, PlanFindings& findings) {
     const long long dp = par.dp_replicate * par.dp_shard;
     const long long micro = par.pp_mb;
     plan.micro_batch_size = micro;
-    plan.origins["data.micro_batch_size"] =
-        Origin{Origin::Kind::derived, "",
-               fmt::format("Model-executor.model_plan_parallelization.pp_mb {}: Megatron's --micro-batch-size (per rank, per micro-step)", micro)};
+    plan.origins["data.micro_batch_size"] = Origin{
+        Origin::Kind::derived, "",
+        fmt::format("Model-executor.model_plan_parallelization.pp_mb {}: Megatron's --micro-batch-size (per rank, per micro-step)",
+                    micro)};
     if (plan.phase == "training" && plan.batch_size % (micro * dp) != 0) {
         findings.problem("workload.data.batch_size",
                          fmt::format("global batch {} is not divisible by micro-batch (pp_mb) {} × data parallelism {} "
@@ -164,21 +166,26 @@ void plan_parallelism(const WorkloadCard& card, Plan& plan, PlanFindings& findin
     }
     const auto experts = model_count(card, "--num-experts", "num_experts");
     if (par.ep > 1 && !experts) {
-        findings.problem(k_degrees + ".ep", fmt::format("ep {} needs experts: give --num-experts in launch.args (arguments.py:1038)", par.ep));
+        findings.problem(k_degrees + ".ep",
+                         fmt::format("ep {} needs experts: give --num-experts in launch.args (arguments.py:1038)", par.ep));
     } else if (par.ep > 1 && *experts % par.ep != 0) {
-        findings.problem(k_degrees + ".ep", fmt::format("{} experts are not a multiple of ep {} (megatron-lm's arguments.py:1039)", *experts, par.ep));
+        findings.problem(k_degrees + ".ep",
+                         fmt::format("{} experts are not a multiple of ep {} (megatron-lm's arguments.py:1039)", *experts, par.ep));
     }
     const auto layers = model_count(card, "--num-layers", "num_layers");
     if (layers && *layers % par.pp != 0) {
-        findings.problem(k_degrees + ".pp", fmt::format("{} layers are not divisible by pp {} (megatron-lm's arguments.py:598)", *layers, par.pp));
+        findings.problem(k_degrees + ".pp",
+                         fmt::format("{} layers are not divisible by pp {} (megatron-lm's arguments.py:598)", *layers, par.pp));
     }
     if (par.cp > 1 && plan.seq_len % (2 * par.cp) != 0) {
-        findings.problem("workload.data.seq_len",
-                         fmt::format("seq_len {} is not a multiple of 2 × cp {} (megatron-lm's arguments.py:843)", plan.seq_len, par.cp));
+        findings.problem(
+            "workload.data.seq_len",
+            fmt::format("seq_len {} is not a multiple of 2 × cp {} (megatron-lm's arguments.py:843)", plan.seq_len, par.cp));
     }
     for (const DerivedOption& derived : k_derived_options) {
         if (has_arg(card.launch.args, derived.option)) {
-            findings.problem("launch.args", fmt::format("{} is rendered from {}: set that field instead", derived.option, derived.field));
+            findings.problem("launch.args",
+                             fmt::format("{} is rendered from {}: set that field instead", derived.option, derived.field));
         }
     }
 }
@@ -189,9 +196,10 @@ void plan_window(Plan& plan) {
     long long start = w;
     long long end = w + a;
     long long train_iters = plan.steps;
-    std::string why = fmt::format("nsys: cudaProfilerStart at the top of iteration {} and Stop after iteration {} trace iterations {}..{} "
-                                  "(training.py:2203, 1817)",
-                                  w + 1, w + a, w + 1, w + a);
+    std::string why = fmt::format(
+        "nsys: cudaProfilerStart at the top of iteration {} and Stop after iteration {} trace iterations {}..{} "
+        "(training.py:2203, 1817)",
+        w + 1, w + a, w + 1, w + a);
     if (plan.traces("torch_profiler")) {
         // Megatron's schedule(wait=S-1, warmup=1, active=E-S) records ProfilerStep#S..#E-1 and
         // saves at the prof.step() that opens iteration E (training.py:2155-2162, 2202), so the
@@ -199,17 +207,19 @@ void plan_window(Plan& plan) {
         start = w + 1;
         end = w + a + 1;
         train_iters = std::max(plan.steps, end);
-        why = fmt::format("torch.profiler: schedule(wait={}, warmup=1, active={}) records iterations {}..{} and saves the trace at the "
-                          "start of iteration {} (megatron/training/training.py:2155-2162, 2202)",
-                          start - 1, a, w + 1, w + a, end);
+        why = fmt::format(
+            "torch.profiler: schedule(wait={}, warmup=1, active={}) records iterations {}..{} and saves the trace at the "
+            "start of iteration {} (megatron/training/training.py:2155-2162, 2202)",
+            start - 1, a, w + 1, w + a, end);
     }
     set_framework_value(plan, "profile_step_start", std::to_string(start), why);
     set_framework_value(plan, "profile_step_end", std::to_string(end), why);
     set_framework_value(plan, "train_iters", std::to_string(train_iters),
-                        train_iters == plan.steps ? std::string("launch.steps")
-                                                  : fmt::format("launch.steps {} + 1: Megatron writes the torch.profiler trace of a window "
-                                                                "ending on the last step only when iteration {} starts",
-                                                                plan.steps, end));
+                        train_iters == plan.steps
+                            ? std::string("launch.steps")
+                            : fmt::format("launch.steps {} + 1: Megatron writes the torch.profiler trace of a window "
+                                          "ending on the last step only when iteration {} starts",
+                                          plan.steps, end));
 }
 
 } // namespace

@@ -8,7 +8,6 @@ namespace harness {
 
 namespace {
 
-
 /// DeepSeek-MoE v1 (DeepseekForCausalLM, srt/models/deepseek.py): its DeepseekMoE shards every
 /// expert over TP and never reads ep_size.
 bool ignores_ep_size(const WorkloadCard& card, const Plan& plan) {
@@ -35,9 +34,8 @@ void plan_window(Plan& plan, PlanFindings& findings) {
         return;
     }
     if (plan.output_len > 0 && w - 1 + a > decodes) {
-        findings.problem("launch.profile.warmup",
-                         fmt::format("steps {}..{} run past the batch's {} decode steps (output_len {} - 1)", w + 1,
-                                     w + a, decodes, plan.output_len));
+        findings.problem("launch.profile.warmup", fmt::format("steps {}..{} run past the batch's {} decode steps (output_len {} - 1)",
+                                                              w + 1, w + a, decodes, plan.output_len));
     }
     set_framework_value(plan, "profile_stage", "decode", "wait + warmup >= 1: the window is decode steps only");
     set_framework_value(plan, "profile_decode", "true", "decode steps");
@@ -67,8 +65,7 @@ void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     }
     if (card.has_executor && par.ep > 1 && par.tp % par.ep != 0) {
         findings.problem(std::string(k_parallel_field) + "ep",
-                         fmt::format("ep {} does not divide tp {}: sglang's expert groups split the TP group", par.ep,
-                                     par.tp));
+                         fmt::format("ep {} does not divide tp {}: sglang's expert groups split the TP group", par.ep, par.tp));
     }
     if (card.has_executor && par.ep > 1 && ignores_ep_size(card, plan)) {
         findings.problem(std::string(k_parallel_field) + "ep",
@@ -87,7 +84,7 @@ void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
         set_framework_value(plan, "torch_profiler_ranks", "0",
                             "bench_one_batch profiles TP rank 0 only (latency_test: profile if tp_rank == 0)");
     }
-    plan.traced_steps = 0;  // plain torch.profiler without a schedule: no ProfilerStep#N
+    plan.traced_steps = 0; // plain torch.profiler without a schedule: no ProfilerStep#N
 }
 
 } // namespace harness

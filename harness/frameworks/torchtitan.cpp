@@ -18,10 +18,10 @@ namespace {
 // llama4/__init__.py:29-102, deepseek_v3/__init__.py:29-157). Only models whose Hugging Face
 // checkpoints these flavors reproduce are listed; the card names them by family or by HF id.
 struct RegistryEntry {
-    std::string_view family;  ///< the card's model_family, lowercase
-    std::string_view hf_id;   ///< lowercase Hugging Face id
-    std::string_view name;    ///< model.name
-    std::string_view flavor;  ///< model.flavor
+    std::string_view family; ///< the card's model_family, lowercase
+    std::string_view hf_id;  ///< lowercase Hugging Face id
+    std::string_view name;   ///< model.name
+    std::string_view flavor; ///< model.flavor
 };
 
 constexpr std::array<RegistryEntry, 14> k_registry{{
@@ -59,8 +59,8 @@ const RegistryEntry* find_model(const WorkloadCard& card, const Plan& plan) {
 void plan_model(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     if (const RegistryEntry* entry = find_model(card, plan)) {
         const std::string because = fmt::format("{} is TorchTitan's {} flavor {} (torchtitan/models/{}/__init__.py)",
-                                                card.model_family.empty() ? plan.model : card.model_family, entry->name,
-                                                entry->flavor, entry->name);
+                                                card.model_family.empty() ? plan.model : card.model_family, entry->name, entry->flavor,
+                                                entry->name);
         set_framework_value(plan, "model_name", std::string(entry->name), because);
         set_framework_value(plan, "model_flavor", std::string(entry->flavor), because);
         return;
@@ -85,8 +85,9 @@ void plan_precision(const WorkloadCard& card, Plan& plan, PlanFindings& findings
     // or of torch.autocast (distributed/utils.py:262). Reductions stay float32 (job_config.py:290).
     if (card.precision == "bf16" || card.precision.empty()) {
         set_framework_value(plan, "mixed_precision_param", "bfloat16",
-                            card.precision.empty() ? "TorchTitan's default (the card gives no precision)"
-                                                   : "workload.model.precision bf16: bf16 compute, fp32 master weights and reductions");
+                            card.precision.empty()
+                                ? "TorchTitan's default (the card gives no precision)"
+                                : "workload.model.precision bf16: bf16 compute, fp32 master weights and reductions");
     } else if (card.precision == "fp32") {
         set_framework_value(plan, "mixed_precision_param", "float32", "workload.model.precision fp32: no mixed precision");
     } else {
@@ -123,11 +124,13 @@ void plan_window(Plan& plan, PlanFindings& findings) {
     // profile_freq = W + A gives exactly W+1..W+A (ProfilerStep#W..#W+A-1 in the trace).
     const long long lead = plan.profile.wait + plan.profile.warmup;
     const long long freq = lead + plan.profile.active;
-    set_framework_value(plan, "profile_freq", std::to_string(freq),
-                        fmt::format("launch.profile wait+warmup {} + active {}: TorchTitan traces steps profile_freq-active+1..profile_freq "
-                                    "= {}..{}",
-                                    lead, plan.profile.active, lead + 1, freq));
-    set_framework_value(plan, "first_traced_step", std::to_string(lead + 1), "launch.profile: wait+warmup W, active A -> steps W+1..W+A");
+    set_framework_value(
+        plan, "profile_freq", std::to_string(freq),
+        fmt::format("launch.profile wait+warmup {} + active {}: TorchTitan traces steps profile_freq-active+1..profile_freq "
+                    "= {}..{}",
+                    lead, plan.profile.active, lead + 1, freq));
+    set_framework_value(plan, "first_traced_step", std::to_string(lead + 1),
+                        "launch.profile: wait+warmup W, active A -> steps W+1..W+A");
     set_framework_value(plan, "profiler_warmup", std::to_string(plan.profile.warmup), "launch.profile.warmup");
     set_framework_value(plan, "profiler_active", std::to_string(plan.profile.active), "launch.profile.active");
     // The cycle repeats: a run that reaches profile_freq + wait+warmup steps starts recording
@@ -151,10 +154,11 @@ void plan_tracers(Plan& plan) {
     set_framework_value(plan, "profiler_pass", torch || !nsys ? "true" : "false",
                         torch ? "torch.profiler traces this pass (nsys never wraps it)" : "the one pass, untraced by torch.profiler");
     set_framework_value(plan, "nsys_pass", nsys ? "true" : "false",
-                        nsys && torch ? "a second pass under nsys with profiling.enable_profiling off: CUPTI allows one subscriber per "
-                                        "process, so nsys and torch.profiler never trace the same run"
-                        : nsys        ? "nsys wraps every rank"
-                                      : "nsys is not traced");
+                        nsys && torch
+                            ? "a second pass under nsys with profiling.enable_profiling off: CUPTI allows one subscriber per "
+                              "process, so nsys and torch.profiler never trace the same run"
+                        : nsys ? "nsys wraps every rank"
+                               : "nsys is not traced");
 }
 
 void plan_parallelism(const WorkloadCard& card, PlanFindings& findings) {

@@ -51,7 +51,7 @@ void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
                                      "one batch (batch wait + warmup + 1)",
                                      plan.profile.active));
     }
-    plan.traced_steps = 0;  // no ProfilerStep#N: each engine step is an execute_context_* annotation
+    plan.traced_steps = 0; // no ProfilerStep#N: each engine step is an execute_context_* annotation
 }
 
 } // namespace harness

@@ -60,7 +60,7 @@ public:
 
 private:
     std::unique_ptr<FileHandle> m_file;
-    std::vector<char> m_head;  ///< the bytes read to sniff the format, handed out first
+    std::vector<char> m_head; ///< the bytes read to sniff the format, handed out first
     std::size_t m_head_used = 0;
 };
 
@@ -89,8 +89,8 @@ public:
                 const std::size_t got = m_file->read(m_in.data(), m_in.size());
                 if (got == 0) {
                     if (m_member_started) {
-                        throw input_error(fmt::format("{}: truncated gzip stream after {} compressed bytes",
-                                                      m_file->path().string(), m_stream.total_in + m_consumed_before));
+                        throw input_error(fmt::format("{}: truncated gzip stream after {} compressed bytes", m_file->path().string(),
+                                                      m_stream.total_in + m_consumed_before));
                     }
                     m_done = true;
                     break;
@@ -113,7 +113,8 @@ public:
             }
             if (rc != Z_OK && rc != Z_BUF_ERROR) {
                 throw input_error(fmt::format("{}: damaged gzip stream near compressed byte {}: {}", m_file->path().string(),
-                                              m_stream.total_in + m_consumed_before, m_stream.msg != nullptr ? m_stream.msg : "inflate failed"));
+                                              m_stream.total_in + m_consumed_before,
+                                              m_stream.msg != nullptr ? m_stream.msg : "inflate failed"));
             }
         }
         return static_cast<std::size_t>(reinterpret_cast<char*>(m_stream.next_out) - out);

@@ -16,7 +16,7 @@ namespace {
 
 YAML::Node child(const YAML::Node& node, std::initializer_list<const char*> path) {
     YAML::Node current;
-    current.reset(node);  // operator= would assign into the tree; reset rebinds the handle
+    current.reset(node); // operator= would assign into the tree; reset rebinds the handle
     for (const char* key : path) {
         if (!current.IsMap()) {
             return YAML::Node();
@@ -102,7 +102,7 @@ CardFacts load_card_facts(const fs::path& file) {
         facts.arch_at = "model";
         arch.reset(model);
     } else {
-        arch.reset(YAML::Node());  // a list or a word: mfu.py fails on arch.get; nothing is read
+        arch.reset(YAML::Node()); // a list or a word: mfu.py fails on arch.get; nothing is read
     }
     facts.num_params = number(child(arch, {"num_params"}));
     facts.num_params_active = number(child(arch, {"num_params_active"}));

@@ -5,9 +5,8 @@
 namespace harness::metrics {
 
 std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
-    std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
-        return a.start < b.start || (a.start == b.start && a.end < b.end);
-    });
+    std::sort(intervals.begin(), intervals.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start || (a.start == b.start && a.end < b.end); });
     std::vector<Interval> merged;
     for (const Interval& next : intervals) {
         if (!merged.empty() && next.start <= merged.back().end) {

@@ -15,8 +15,8 @@ namespace harness::metrics::json_scan {
 namespace {
 
 const char* too_deep() {
-    static const std::string message =
-        "values nested deeper than the limit of " + std::to_string(input_limit(InputLimit::nesting_depth)) + " levels";
+    static const std::string message = "values nested deeper than the limit of " +
+                                       std::to_string(input_limit(InputLimit::nesting_depth)) + " levels";
     return message.c_str();
 }
 
@@ -268,7 +268,7 @@ bool to_double(std::string_view token, double& out) {
             digits += mantissa != 0 ? 1 : 0;
             fraction += dot ? 1 : 0;
             if (digits > 19) {
-                break;  // before the mantissa could overflow; from_chars takes it
+                break; // before the mantissa could overflow; from_chars takes it
             }
         } else if (ch == '.' && !dot) {
             dot = true;

@@ -34,7 +34,7 @@ inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\
 /// Skips whitespace and returns the next character without consuming it.
 inline char peek_token(Cursor& c) {
     const char* p = c.p;
-    while (is_ws(*p)) {  // stops at the sentinel at the latest
+    while (is_ws(*p)) { // stops at the sentinel at the latest
         ++p;
     }
     c.p = p;
@@ -52,7 +52,7 @@ inline void expect(Cursor& c, char wanted, const char* what) {
 }
 
 struct StringToken {
-    std::string_view raw;  ///< between the quotes, escapes still in place
+    std::string_view raw; ///< between the quotes, escapes still in place
     bool escaped = false;
 };
 

@@ -74,8 +74,8 @@ bool is_deepep_transfer(std::string_view sym) {
     if (!contains(sym, "deep_ep::") && !contains(sym, "dpsk::ep::")) {
         return false;
     }
-    static constexpr std::array<std::string_view, 4> k_namespaces = {"::intranode::", "::internode::", "::internode_ll::",
-                                                                     "deep_ep::elastic::"};
+    static constexpr std::array<std::string_view, 4> k_namespaces = {
+        "::intranode::", "::internode::", "::internode_ll::", "deep_ep::elastic::"};
     for (const auto part : k_namespaces) {
         if (contains(sym, part)) {
             return true;
@@ -92,9 +92,9 @@ bool is_symmetric_memory(std::string_view sym) {
     if (contains(sym, "c10d::symmetric_memory::")) {
         return true;
     }
-    static constexpr std::array<std::string_view, 6> k_kernels = {
-        "multimem_all_reduce_kernel", "multimem_one_shot_all_reduce_kernel", "multimem_all_gather_kernel",
-        "one_shot_all_reduce_kernel", "two_shot_all_reduce_kernel",          "two_shot_all_reduce_kernel_inplace"};
+    static constexpr std::array<std::string_view, 6> k_kernels = {"multimem_all_reduce_kernel", "multimem_one_shot_all_reduce_kernel",
+                                                                  "multimem_all_gather_kernel", "one_shot_all_reduce_kernel",
+                                                                  "two_shot_all_reduce_kernel", "two_shot_all_reduce_kernel_inplace"};
     const std::string_view own = unqualified(sym);
     for (const auto kernel : k_kernels) {
         if (own == kernel) {
@@ -132,9 +132,9 @@ CommFamily classify_kernel(std::string_view name) {
     // SGLang's MSCCL++-based sglang::allreduce_1shotLL_{1,2}node, whose parameters name mscclpp::
     // handles: checked before MSCCL++ so that the family does not depend on whether the trace
     // kept the parameter list.
-    static constexpr std::array<std::string_view, 6> k_custom = {
-        "cross_device_reduce", "oneShotAllReduce",        "twoShotAllReduce",
-        "allreduce_fusion_kernel", "quickreduce::allreduce", "sglang::allreduce_"};
+    static constexpr std::array<std::string_view, 6> k_custom = {"cross_device_reduce",    "oneShotAllReduce",
+                                                                 "twoShotAllReduce",       "allreduce_fusion_kernel",
+                                                                 "quickreduce::allreduce", "sglang::allreduce_"};
     for (const auto part : k_custom) {
         if (contains(sym, part)) {
             return CommFamily::custom_allreduce;

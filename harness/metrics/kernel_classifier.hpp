@@ -9,15 +9,15 @@
 namespace harness::metrics {
 
 enum class CommFamily : unsigned char {
-    none,              ///< not communication
-    nccl,              ///< NCCL and RCCL: ncclDevKernel_*, ncclKernel_*, ncclSymkDevKernel_*, nccl<Coll>Kernel_* (<2.9), rccl*
-    msccl,             ///< MSCCL (mscclKernel_*) and MSCCL++ (mscclpp)
-    deepep,            ///< DeepEP intranode/internode/internode_ll (v1, v2 legacy::) and elastic:: kernels
-    nvshmem,           ///< NVSHMEM device kernels
-    custom_allreduce,  ///< vLLM/SGLang/TensorRT-LLM/FlashInfer custom all-reduce (cross_device_reduce, one/twoShot...)
-    symmetric_memory,  ///< PyTorch symmetric memory: multimem_*/one_shot_/two_shot_all_reduce_kernel in any namespace
-    host,              ///< host-side collectives: gloo:*, c10d::*, record_param_comms, nccl:*
-    xla,               ///< XLA collectives (all-reduce, all-gather, ..., and their -start/-done)
+    none,             ///< not communication
+    nccl,             ///< NCCL and RCCL: ncclDevKernel_*, ncclKernel_*, ncclSymkDevKernel_*, nccl<Coll>Kernel_* (<2.9), rccl*
+    msccl,            ///< MSCCL (mscclKernel_*) and MSCCL++ (mscclpp)
+    deepep,           ///< DeepEP intranode/internode/internode_ll (v1, v2 legacy::) and elastic:: kernels
+    nvshmem,          ///< NVSHMEM device kernels
+    custom_allreduce, ///< vLLM/SGLang/TensorRT-LLM/FlashInfer custom all-reduce (cross_device_reduce, one/twoShot...)
+    symmetric_memory, ///< PyTorch symmetric memory: multimem_*/one_shot_/two_shot_all_reduce_kernel in any namespace
+    host,             ///< host-side collectives: gloo:*, c10d::*, record_param_comms, nccl:*
+    xla,              ///< XLA collectives (all-reduce, all-gather, ..., and their -start/-done)
 };
 
 /// A short label for reports: "NCCL", "DeepEP", "gloo/c10d (host)"...
@@ -28,9 +28,9 @@ const char* family_label(CommFamily family);
 CommFamily classify_kernel(std::string_view name);
 
 enum class HostRole : unsigned char {
-    other,          ///< not used by the metrics (Python frames, autograd bookkeeping...)
-    compute,        ///< aten:: operators
-    communication,  ///< gloo:*, c10d::*, record_param_comms, nccl:* on host threads
+    other,         ///< not used by the metrics (Python frames, autograd bookkeeping...)
+    compute,       ///< aten:: operators
+    communication, ///< gloo:*, c10d::*, record_param_comms, nccl:* on host threads
 };
 
 /// A host operator of a CPU trace (cpu_op or user_annotation). On CPU-only traces (gloo) these
@@ -42,7 +42,7 @@ enum class XlaPhase : unsigned char { whole, start, done };
 struct XlaCollective {
     bool collective = false;
     XlaPhase phase = XlaPhase::whole;
-    std::string kind;  ///< all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute, send, recv
+    std::string kind; ///< all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute, send, recv
 };
 
 /// An XLA HLO op name as TPU traces show it ("all-gather-start.3", "reduce-scatter.1",

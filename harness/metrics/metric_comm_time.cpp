@@ -70,7 +70,7 @@ std::optional<double> standard_rank(const RankView& view) {
 struct RankCommTime {
     enum class State : unsigned char { skipped, xla_reference, read };
     State state = State::skipped;
-    bool spans = false;  ///< read: the rank has a basis to measure
+    bool spans = false; ///< read: the rank has a basis to measure
     std::optional<double> value;
 };
 
@@ -105,7 +105,8 @@ MetricValue CommTimeFold::finish(const std::vector<std::size_t>& order) {
     for (std::size_t r = 0; r < order.size(); ++r) {
         const RankCommTime& slot = m_slots[order[r]];
         if (slot.state == RankCommTime::State::xla_reference) {
-            out.why = "not reproduced for XLA traces (the CCL-Bench TPU path delegates to comm_time-group-21 and the card's iteration count)";
+            out.why = "not reproduced for XLA traces (the CCL-Bench TPU path delegates to comm_time-group-21 and the card's iteration "
+                      "count)";
             return out;
         }
         if (slot.state != RankCommTime::State::read) {

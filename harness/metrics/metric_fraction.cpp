@@ -14,8 +14,7 @@ struct Times {
     double comm = 0;
 };
 
-template <class Spans>
-Times times_of(const Spans& spans, bool unions) {
+template <class Spans> Times times_of(const Spans& spans, bool unions) {
     Times out;
     if (!unions) {
         for (const ActivitySpan& span : spans) {
@@ -40,7 +39,7 @@ Times times_of(const Spans& spans, bool unions) {
 struct RankFraction {
     enum class State : unsigned char { skipped, xla_reference, without_spans, measured };
     State state = State::skipped;
-    std::optional<double> value;  ///< measured: percent, when there was kernel time
+    std::optional<double> value; ///< measured: percent, when there was kernel time
 };
 
 class FractionFold final : public MetricFold {
@@ -120,11 +119,12 @@ MetricValue FractionFold::finish(const std::vector<std::size_t>& order) {
     if (!rank_values.empty()) {
         out.value = mean(rank_values);
         if (!in().reference() && out.basis == basis_label(Basis::host_ops)) {
-            out.notes.push_back("host operators nest, so both times are unions of spans rather than sums");
+            out.notes.emplace_back("host operators nest, so both times are unions of spans rather than sums");
         }
         return out;
     }
-    out.why = any_spans ? "no kernel time inside any inner step" : (in().reference() ? "no GPU kernel events" : "no kernels or operators to measure");
+    out.why = any_spans ? "no kernel time inside any inner step"
+                        : (in().reference() ? "no GPU kernel events" : "no kernels or operators to measure");
     return out;
 }
 

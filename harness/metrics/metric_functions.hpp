@@ -16,13 +16,13 @@ namespace harness::metrics {
 /// record beside it.
 struct CardFacts {
     fs::path file;
-    std::string phase;  ///< lowercased
+    std::string phase; ///< lowercased
     /// Where the architecture fields were read: "model_arch", or "model" when model_arch is
     /// absent or empty (mfu.py:157 falls back to workload.model), "" when neither is a map.
     std::string arch_at;
     std::optional<double> num_params;
-    std::optional<double> num_params_active;  ///< the spelling mfu.py reads
-    std::optional<double> num_active_params;  ///< another spelling, taken by the default mode only
+    std::optional<double> num_params_active; ///< the spelling mfu.py reads
+    std::optional<double> num_active_params; ///< another spelling, taken by the default mode only
     std::optional<double> num_params_embedding;
     std::optional<double> num_layers;
     std::optional<double> head_dim;
@@ -34,9 +34,9 @@ struct CardFacts {
     /// metric_source.traces holds "json" / "json_tpu" (mfu.py:264-268 computes nothing else).
     bool traces_json = false;
     bool traces_json_tpu = false;
-    std::optional<fs::path> latency_file;  ///< a vLLM *.latency.json under the card's directory
-    std::optional<double> latency_s;       ///< its avg_latency: mfu.py's step time (mfu.py:192)
-    std::string error;  ///< why the card could not be read
+    std::optional<fs::path> latency_file; ///< a vLLM *.latency.json under the card's directory
+    std::optional<double> latency_s;      ///< its avg_latency: mfu.py's step time (mfu.py:192)
+    std::string error;                    ///< why the card could not be read
 };
 
 /// Reads the card's fields for mfu, and the vLLM latency record under the card's directory (the
@@ -54,10 +54,10 @@ struct RankFacts {
 /// One mode's view of the run for a fold; the vectors are indexed by input position (the order
 /// the traces were listed), not by report position.
 struct FoldInputs {
-    std::vector<bool> counted;  ///< per rank: read by this mode (the reference keeps its sample)
+    std::vector<bool> counted; ///< per rank: read by this mode (the reference keeps its sample)
     MetricMode mode = MetricMode::standard;
     const CardFacts* card = nullptr;
-    const std::vector<RankFacts>* facts = nullptr;  ///< complete when finish() runs
+    const std::vector<RankFacts>* facts = nullptr; ///< complete when finish() runs
 
     bool reference() const { return mode == MetricMode::reference; }
     const RankFacts& fact(std::size_t index) const { return (*facts)[index]; }
@@ -107,8 +107,7 @@ public:
 
     /// Calls f(span) for every span that may touch [start, end): a superset of the spans with
     /// ts < end and ts + dur > start; callers apply the exact test of their metric.
-    template <class F>
-    void for_candidates(double start, double end, F&& f) const {
+    template <class F> void for_candidates(double start, double end, F&& f) const {
         auto it = lower_bound(start - m_max_dur - 1.0);
         for (; it != m_spans.end() && it->ts < end; ++it) {
             f(*it);

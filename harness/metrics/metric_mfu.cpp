@@ -49,7 +49,7 @@ double python_round4(double value) { return std::strtod(fmt::format("{:.4f}", va
 
 /// What mfu.py:194-226 takes from a rank file: whether it reads it, and its inner ProfilerStep#N mean.
 struct RankStep {
-    bool tool_file = false;  ///< a counted .json whose name starts with "rank" or "kineto"
+    bool tool_file = false; ///< a counted .json whose name starts with "rank" or "kineto"
     std::optional<double> mean_us;
 };
 
@@ -102,7 +102,8 @@ private:
             }
         }
         if (!any_file) {
-            why = "mfu.py reads only .json rank traces whose names start with \"rank\" or \"kineto\" (mfu.py:196-199), and none is here";
+            why =
+                "mfu.py reads only .json rank traces whose names start with \"rank\" or \"kineto\" (mfu.py:196-199), and none is here";
             return std::nullopt;
         }
         if (rank_means.empty()) {
@@ -163,11 +164,12 @@ MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
         return out;
     }
     if (card->arch_at == "model") {
-        out.notes.push_back("no workload.model.model_arch: the architecture is read from workload.model, as mfu.py:157 does");
+        out.notes.emplace_back("no workload.model.model_arch: the architecture is read from workload.model, as mfu.py:157 does");
     }
     const auto peak = peak_tflops(card->xpu_model);
     if (!peak) {
-        out.why = fmt::format("no peak FLOP/s known for xpu_spec.model \"{}\" (known: nvidia_a100, nvidia_h100, tpu_v6e)", card->xpu_model);
+        out.why = fmt::format("no peak FLOP/s known for xpu_spec.model \"{}\" (known: nvidia_a100, nvidia_h100, tpu_v6e)",
+                              card->xpu_model);
         return out;
     }
     // mfu.py:236 takes only the exact word "inference"; "serving" gets the training formula there.
@@ -178,8 +180,8 @@ MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
         return out;
     }
     if (serving) {
-        out.notes.push_back(reference ? "phase \"serving\": mfu.py applies the training formula to every phase but \"inference\""
-                                      : "phase \"serving\" counted as inference (mfu.py --reference applies the training formula)");
+        out.notes.emplace_back(reference ? "phase \"serving\": mfu.py applies the training formula to every phase but \"inference\""
+                                         : "phase \"serving\" counted as inference (mfu.py --reference applies the training formula)");
     }
     std::optional<double> step_s;
     std::string step_label;
@@ -217,7 +219,7 @@ MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
         n_eff = *card->num_params_active;
     } else if (!reference && card->num_active_params && *card->num_active_params != 0) {
         n_eff = *card->num_active_params;
-        out.notes.push_back("num_active_params read as num_params_active (mfu.py reads only num_params_active)");
+        out.notes.emplace_back("num_active_params read as num_params_active (mfu.py reads only num_params_active)");
     }
     const double n_emb = card->num_params_embedding.value_or(0);
     const double layers = *card->num_layers;
@@ -236,7 +238,7 @@ MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
     const double tokens_per_s = batch * seq / *step_s;
     double value = flop_per_token * tokens_per_s / peak_total * 100.0;
     if (reference) {
-        value = python_round4(value);  // mfu.py:250
+        value = python_round4(value); // mfu.py:250
     }
     out.value = value;
     out.notes.push_back(fmt::format("{} FLOP/token, {:.6g} tokens/s, step {:.6g} s ({}), peak {} TFLOP/s × {}", flop_per_token,

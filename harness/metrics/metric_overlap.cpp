@@ -45,7 +45,8 @@ StepSelection steps_for(const RankView& view, MetricMode mode) {
     if (view.basis() == Basis::xla_ops) {
         return xla_steps(trace);
     }
-    for (StepSelection selection : {profiler_steps(trace), vllm_steps(trace), sglang_steps(trace, reference_sglang_step_for_overlap)}) {
+    for (StepSelection selection :
+         {profiler_steps(trace), vllm_steps(trace), sglang_steps(trace, reference_sglang_step_for_overlap)}) {
         if (!selection.empty()) {
             return selection;
         }
@@ -104,14 +105,9 @@ MetricValue OverlapFold::finish(const std::vector<std::size_t>& order) {
     for (std::size_t r = 0; r < order.size(); ++r) {
         const RankOverlap& slot = m_slots[order[r]];
         switch (slot.state) {
-        case RankOverlap::State::skipped:
-            break;
-        case RankOverlap::State::without_steps:
-            ++without_steps;
-            break;
-        case RankOverlap::State::without_spans:
-            ++without_spans;
-            break;
+        case RankOverlap::State::skipped: break;
+        case RankOverlap::State::without_steps: ++without_steps; break;
+        case RankOverlap::State::without_spans: ++without_spans; break;
         case RankOverlap::State::measured:
             if (slot.comm > 0) {
                 ratios.push_back(slot.overlap / slot.comm * 100);
@@ -125,7 +121,8 @@ MetricValue OverlapFold::finish(const std::vector<std::size_t>& order) {
     if (!ratios.empty()) {
         out.value = mean(ratios);
         if (without_comm > 0) {
-            out.notes.push_back(fmt::format("{} rank(s) without communication in their inner steps are left out of the mean", without_comm));
+            out.notes.push_back(
+                fmt::format("{} rank(s) without communication in their inner steps are left out of the mean", without_comm));
         }
         return out;
     }
@@ -134,7 +131,8 @@ MetricValue OverlapFold::finish(const std::vector<std::size_t>& order) {
     } else if (without_comm > 0) {
         out.why = "no communication inside the inner steps of any rank (the ratio Σ overlap ÷ Σ communication is undefined)";
     } else if (without_spans > 0) {
-        out.why = in().reference() ? "no GPU kernel events (the CCL-Bench tool measures kernels only)" : "no kernels or operators to measure";
+        out.why = in().reference() ? "no GPU kernel events (the CCL-Bench tool measures kernels only)"
+                                   : "no kernels or operators to measure";
     } else {
         out.why = "no step markers";
     }

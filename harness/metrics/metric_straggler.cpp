@@ -20,19 +20,17 @@ constexpr std::string_view k_tool_prefix = "nccldevkernel_";
 
 /// _common.py:8 globs rank*_trace.json in the directory; fnmatch is case-sensitive on POSIX, so
 /// Rank0_trace.json, rank0_trace.json.gz and the canonical kineto_trace_0.json are never read.
-bool tool_globs(const fs::path &file) {
+bool tool_globs(const fs::path& file) {
     const std::string name = file.filename().string();
-    return name.size() >= std::string_view("rank_trace.json").size() && starts_with(name, "rank") &&
-           ends_with(name, "_trace.json");
+    return name.size() >= std::string_view("rank_trace.json").size() && starts_with(name, "rank") && ends_with(name, "_trace.json");
 }
 
 /// _common.py:33-35: the lowercased name starts with "nccldevkernel_".
-bool tool_counts(const std::string &name) {
-    return name.size() >= k_tool_prefix.size() &&
-           to_lower(std::string_view(name).substr(0, k_tool_prefix.size())) == k_tool_prefix;
+bool tool_counts(const std::string& name) {
+    return name.size() >= k_tool_prefix.size() && to_lower(std::string_view(name).substr(0, k_tool_prefix.size())) == k_tool_prefix;
 }
 
-std::string file_list(const FoldInputs &in, const std::vector<std::size_t> &order) {
+std::string file_list(const FoldInputs& in, const std::vector<std::size_t>& order) {
     std::vector<std::string> names;
     for (const std::size_t k : order) {
         names.push_back(in.fact(k).file.filename().string());
@@ -46,16 +44,16 @@ std::string file_list(const FoldInputs &in, const std::vector<std::size_t> &orde
 }
 
 struct RankStraggler {
-    bool globbed = false;             ///< reference: the tool's glob takes the file
-    std::map<NameId, double> groups;  ///< reference: ncclDevKernel_* time per pid
-    std::optional<double> time_s;     ///< reference: the file's ncclDevKernel_* time; default: merged comm time
+    bool globbed = false;            ///< reference: the tool's glob takes the file
+    std::map<NameId, double> groups; ///< reference: ncclDevKernel_* time per pid
+    std::optional<double> time_s;    ///< reference: the file's ncclDevKernel_* time; default: merged comm time
 };
 
 class StragglerFold final : public MetricFold {
 public:
     StragglerFold(FoldInputs in, std::size_t ranks) : MetricFold(std::move(in), ranks), m_slots(ranks) {}
 
-    void add(std::size_t index, const RankView &view) override {
+    void add(std::size_t index, const RankView& view) override {
         if (in().reference()) {
             add_reference(m_slots[index], view);
             return;
@@ -64,7 +62,7 @@ public:
             return;
         }
         std::vector<Interval> comm;
-        for (const ActivitySpan &span : view.standard_activity()) {
+        for (const ActivitySpan& span : view.standard_activity()) {
             if (span.comm) {
                 comm.push_back(Interval{span.ts, span.ts + span.dur});
             }
@@ -72,16 +70,16 @@ public:
         m_slots[index].time_s = total_length(merge_intervals(std::move(comm))) / 1e6;
     }
 
-    MetricValue finish(const std::vector<std::size_t> &order) override;
+    MetricValue finish(const std::vector<std::size_t>& order) override;
 
 private:
-    static void add_reference(RankStraggler &slot, const RankView &view);
-    MetricValue finish_reference(const std::vector<std::size_t> &order) const;
+    static void add_reference(RankStraggler& slot, const RankView& view);
+    MetricValue finish_reference(const std::vector<std::size_t>& order) const;
 
     std::vector<RankStraggler> m_slots;
 };
 
-void StragglerFold::add_reference(RankStraggler &slot, const RankView &view) {
+void StragglerFold::add_reference(RankStraggler& slot, const RankView& view) {
     // Every file the glob matches, not the sample of 16 the other tools draw: the straggler
     // tool does not sample.
     if (!tool_globs(view.trace().file)) {
@@ -91,11 +89,11 @@ void StragglerFold::add_reference(RankStraggler &slot, const RankView &view) {
     if (!view.reference_reads_events()) {
         return;
     }
-    const NameTable &names = view.trace().names;
+    const NameTable& names = view.trace().names;
     std::vector<signed char> counts(names.size(), -1); // per name id: -1 unknown, else 0/1
     double file_total = 0;
     bool any = false;
-    for (const Span &span : view.trace().kernels) {
+    for (const Span& span : view.trace().kernels) {
         if (counts[span.name] < 0) {
             counts[span.name] = tool_counts(names.text(span.name)) ? 1 : 0;
         }
@@ -114,16 +112,16 @@ void StragglerFold::add_reference(RankStraggler &slot, const RankView &view) {
     }
 }
 
-MetricValue StragglerFold::finish_reference(const std::vector<std::size_t> &order) const {
+MetricValue StragglerFold::finish_reference(const std::vector<std::size_t>& order) const {
     MetricValue out = start_value("straggler", "ratio");
     std::size_t globbed = 0;
     std::size_t groups = 0;
     double low = 0;
     double high = 0;
     for (std::size_t r = 0; r < order.size(); ++r) {
-        const RankStraggler &slot = m_slots[order[r]];
+        const RankStraggler& slot = m_slots[order[r]];
         globbed += slot.globbed ? 1U : 0U;
-        for (const auto &[pid, total] : slot.groups) {
+        for (const auto& [pid, total] : slot.groups) {
             low = groups == 0 ? total : std::min(low, total);
             high = groups == 0 ? total : std::max(high, total);
             ++groups;
@@ -131,30 +129,28 @@ MetricValue StragglerFold::finish_reference(const std::vector<std::size_t> &orde
         out.per_rank[r] = slot.time_s;
     }
     out.basis = "ncclDevKernel_* kernels of rank*_trace.json";
-    out.notes.push_back(
+    out.notes.emplace_back(
         "as tools/straggler/straggler_metrics.py computes it: ncclDevKernel_* durations summed per (rank*_trace.json "
         "file, pid), (max - min) / max; per_rank: each file's ncclDevKernel_* time in seconds");
     if (globbed == 0) {
         // main.py prints the metric_cal value even when no file was found: 0.0, not an error.
         out.value = 0.0;
-        out.notes.push_back(fmt::format(
-            "the tool globs rank*_trace.json only (tools/straggler/_common.py:8) and none of the files here "
-            "({}) is named so: it finds no trace and prints 0.0",
-            file_list(in(), order)));
+        out.notes.push_back(
+            fmt::format("the tool globs rank*_trace.json only (tools/straggler/_common.py:8) and none of the files here "
+                        "({}) is named so: it finds no trace and prints 0.0",
+                        file_list(in(), order)));
         return out;
     }
     if (groups < 2) {
         out.value = 0.0;
-        out.notes.push_back(
-            fmt::format("the tool returns 0.0 with fewer than two (file, pid) groups of ncclDevKernel_* kernels "
-                        "(straggler_metrics.py:12-13); here {}",
-                        groups == 0 ? std::string("none") : std::string("one")));
+        out.notes.push_back(fmt::format("the tool returns 0.0 with fewer than two (file, pid) groups of ncclDevKernel_* kernels "
+                                        "(straggler_metrics.py:12-13); here {}",
+                                        groups == 0 ? std::string("none") : std::string("one")));
         return out;
     }
     if (high <= 0) {
         out.value = 0.0;
-        out.notes.push_back(
-            "the tool returns 0.0 when no group has positive ncclDevKernel_* time (straggler_metrics.py:23-24)");
+        out.notes.emplace_back("the tool returns 0.0 when no group has positive ncclDevKernel_* time (straggler_metrics.py:23-24)");
         return out;
     }
     if (low == 0) {
@@ -167,14 +163,14 @@ MetricValue StragglerFold::finish_reference(const std::vector<std::size_t> &orde
     return out;
 }
 
-MetricValue StragglerFold::finish(const std::vector<std::size_t> &order) {
+MetricValue StragglerFold::finish(const std::vector<std::size_t>& order) {
     if (in().reference()) {
         return finish_reference(order);
     }
     MetricValue out = start_value("straggler", "ratio");
     std::vector<double> times;
     for (std::size_t r = 0; r < order.size(); ++r) {
-        if (const std::optional<double> &time = m_slots[order[r]].time_s) {
+        if (const std::optional<double>& time = m_slots[order[r]].time_s) {
             times.push_back(*time);
             out.per_rank[r] = *time;
         }
@@ -189,7 +185,7 @@ MetricValue StragglerFold::finish(const std::vector<std::size_t> &order) {
         return out;
     }
     out.value = (*high - *low) / *high;
-    out.notes.push_back("per_rank: each rank's total communication time in seconds");
+    out.notes.emplace_back("per_rank: each rank's total communication time in seconds");
     return out;
 }
 

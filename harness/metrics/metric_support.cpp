@@ -13,7 +13,8 @@ SortedSpans::SortedSpans(std::vector<ActivitySpan> spans) : m_spans(std::move(sp
 }
 
 std::vector<ActivitySpan>::const_iterator SortedSpans::lower_bound(double ts) const {
-    return std::lower_bound(m_spans.begin(), m_spans.end(), ts, [](const ActivitySpan& span, double value) { return span.ts < value; });
+    return std::lower_bound(m_spans.begin(), m_spans.end(), ts,
+                            [](const ActivitySpan& span, double value) { return span.ts < value; });
 }
 
 double mean(const std::vector<double>& values) {

@@ -13,8 +13,8 @@ namespace {
 /// The dtype table of collective_data_volume.py; anything else counts 0 bytes there.
 const std::map<std::string, double>& reference_sizes() {
     static const std::map<std::string, double> k_sizes = {
-        {"Float", 4}, {"Float32", 4}, {"Double", 8}, {"Float64", 8}, {"Half", 2}, {"Float16", 2}, {"BFloat16", 2}, {"BF16", 2},
-        {"Int", 4},   {"Int32", 4},   {"Int64", 8},  {"Long", 8},    {"Int16", 2}, {"Short", 2},  {"Int8", 1},     {"Byte", 1},
+        {"Float", 4}, {"Float32", 4}, {"Double", 8}, {"Float64", 8}, {"Half", 2},  {"Float16", 2}, {"BFloat16", 2}, {"BF16", 2},
+        {"Int", 4},   {"Int32", 4},   {"Int64", 8},  {"Long", 8},    {"Int16", 2}, {"Short", 2},   {"Int8", 1},     {"Byte", 1},
     };
     return k_sizes;
 }
@@ -25,9 +25,23 @@ std::optional<double> standard_size(const std::string& dtype) {
         return found->second;
     }
     static const std::map<std::string, double> k_more = {
-        {"Char", 1}, {"Bool", 1}, {"UInt8", 1}, {"UInt16", 2}, {"UInt32", 4}, {"UInt64", 8}, {"ComplexHalf", 4},
-        {"ComplexFloat", 8}, {"ComplexDouble", 16}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"Float8_e4m3fnuz", 1},
-        {"Float8_e5m2fnuz", 1}, {"Float8_e8m0fnu", 1}, {"QInt8", 1}, {"QUInt8", 1}, {"QInt32", 4},
+        {"Char", 1},
+        {"Bool", 1},
+        {"UInt8", 1},
+        {"UInt16", 2},
+        {"UInt32", 4},
+        {"UInt64", 8},
+        {"ComplexHalf", 4},
+        {"ComplexFloat", 8},
+        {"ComplexDouble", 16},
+        {"Float8_e4m3fn", 1},
+        {"Float8_e5m2", 1},
+        {"Float8_e4m3fnuz", 1},
+        {"Float8_e5m2fnuz", 1},
+        {"Float8_e8m0fnu", 1},
+        {"QInt8", 1},
+        {"QUInt8", 1},
+        {"QInt32", 4},
     };
     if (const auto found = k_more.find(dtype); found != k_more.end()) {
         return found->second;
@@ -97,7 +111,7 @@ MetricValue VolumeFold::finish(const std::vector<std::size_t>& order) {
     MetricValue out = start_value("collective_volume", "bytes");
     // Byte counts are whole numbers, exact in a double up to 2^53, so summing each rank's
     // per-name sums gives the same bits as summing every event in report order.
-    std::map<std::string, double> sums;  // over ranks, divided by the rank count at the end
+    std::map<std::string, double> sums; // over ranks, divided by the rank count at the end
     std::set<std::string> unknown_dtypes;
     std::size_t ranks = 0;
     bool any_args = false;
@@ -136,8 +150,8 @@ MetricValue VolumeFold::finish(const std::vector<std::size_t>& order) {
         out.notes.push_back(fmt::format("unknown dtype(s) counted as 0 bytes: {}", list));
     }
     if (in().reference()) {
-        out.notes.push_back("as DESIGN.md defines it (by Collective name, mean over ranks); the CCL-Bench "
-                            "collective_data_volume tool reads only the first rank file and four NCCL kinds");
+        out.notes.emplace_back("as DESIGN.md defines it (by Collective name, mean over ranks); the CCL-Bench "
+                               "collective_data_volume tool reads only the first rank file and four NCCL kinds");
     }
     return out;
 }

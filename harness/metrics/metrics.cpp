@@ -22,18 +22,22 @@ namespace {
 
 struct MetricDefinition {
     const char* name;
-    const char* summary;  ///< one line, for `ccl-harness list metrics`
+    const char* summary; ///< one line, for `ccl-harness list metrics`
     MetricFoldFactory fold;
-    std::optional<ReferencePattern> pattern;  ///< the tool's communication pattern, if it has one
+    std::optional<ReferencePattern> pattern; ///< the tool's communication pattern, if it has one
 };
 
 const std::vector<MetricDefinition>& definitions() {
     static const std::vector<MetricDefinition> k_definitions = {
         {"avg_step_time", "mean duration of the inner training or serving steps (s)", fold_avg_step_time, std::nullopt},
-        {"compute_comm_overlap", "share of communication kernel time overlapped by compute, per inner step (%)", fold_compute_comm_overlap, ReferencePattern::overlap},
-        {"communication_fraction", "communication kernel time over all kernel time, mean of the inner steps (%)", fold_communication_fraction, ReferencePattern::fraction},
-        {"total_communication_time", "merged communication kernel time per inner step (s)", fold_total_communication_time, ReferencePattern::total_time},
-        {"collective_volume", "bytes moved by collectives (message elements x dtype size), by collective (bytes)", fold_collective_volume, std::nullopt},
+        {"compute_comm_overlap", "share of communication kernel time overlapped by compute, per inner step (%)",
+         fold_compute_comm_overlap, ReferencePattern::overlap},
+        {"communication_fraction", "communication kernel time over all kernel time, mean of the inner steps (%)",
+         fold_communication_fraction, ReferencePattern::fraction},
+        {"total_communication_time", "merged communication kernel time per inner step (s)", fold_total_communication_time,
+         ReferencePattern::total_time},
+        {"collective_volume", "bytes moved by collectives (message elements x dtype size), by collective (bytes)",
+         fold_collective_volume, std::nullopt},
         {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", fold_straggler, std::nullopt},
         {"mfu", "model FLOP utilization: FLOP/token x tokens/s over the accelerators' peak (%)", fold_mfu, std::nullopt},
     };
@@ -115,7 +119,8 @@ std::vector<KernelDisagreement> rank_kernel_disagreements(const RankView& view, 
 }
 
 /// The ranks' disagreeing kernels by name, in report order: longest total time first, at most 10.
-void merge_kernels(Disagreement& out, const std::vector<std::vector<KernelDisagreement>>& per_rank, const std::vector<std::size_t>& order) {
+void merge_kernels(Disagreement& out, const std::vector<std::vector<KernelDisagreement>>& per_rank,
+                   const std::vector<std::size_t>& order) {
     std::map<std::string, KernelDisagreement> by_name;
     for (const std::size_t k : order) {
         for (const KernelDisagreement& rank_entry : per_rank[k]) {
@@ -188,14 +193,14 @@ struct WantedMetric {
     const MetricDefinition* definition = nullptr;
     std::unique_ptr<MetricFold> standard;
     std::unique_ptr<MetricFold> reference;
-    std::vector<std::vector<KernelDisagreement>> kernels;  ///< per rank, by input position
+    std::vector<std::vector<KernelDisagreement>> kernels; ///< per rank, by input position
 };
 
 /// What is kept of a rank once its view is gone.
 struct RankResult {
     long long rank = 0;
     RankSummary summary;
-    std::string not_a_trace;  ///< why a reference-only .json file was read as empty
+    std::string not_a_trace; ///< why a reference-only .json file was read as empty
     std::exception_ptr error;
 };
 
@@ -220,8 +225,8 @@ private:
 /// folding it into every wanted metric before it drops the rank's view: memory is held for at
 /// most one rank per thread. An unreadable standard trace stops the workers from starting
 /// files after it; the first one in input order is rethrown.
-std::vector<RankResult> fold_ranks(const std::vector<TraceInput>& traces, const ReadOptions& read, unsigned threads, std::vector<RankFacts>& facts,
-                                   std::vector<WantedMetric>& wanted, PeakCounter& held) {
+std::vector<RankResult> fold_ranks(const std::vector<TraceInput>& traces, const ReadOptions& read, unsigned threads,
+                                   std::vector<RankFacts>& facts, std::vector<WantedMetric>& wanted, PeakCounter& held) {
     std::vector<RankResult> results(traces.size());
     std::atomic<std::size_t> next{0};
     std::atomic<std::size_t> first_error{traces.size()};
@@ -338,15 +343,18 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
     // files outside it are not read at all (the default mode, kept for the disagreements, is then
     // computed on the same files). The straggler tool reads every rank*_trace.json: with it
     // asked for, every file is read.
-    const bool straggler = std::any_of(wanted.begin(), wanted.end(), [](const MetricDefinition* d) { return std::string_view(d->name) == "straggler"; });
+    const bool straggler = std::any_of(wanted.begin(), wanted.end(),
+                                       [](const MetricDefinition* d) { return std::string_view(d->name) == "straggler"; });
     if (options.reference && !straggler) {
         const std::size_t before = input.traces.size();
-        input.traces.erase(std::remove_if(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.outside_sample; }),
-                           input.traces.end());
+        input.traces.erase(
+            std::remove_if(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.outside_sample; }),
+            input.traces.end());
         if (input.traces.size() < before) {
-            report.notes.push_back(fmt::format("--reference: the {} .json files outside the tools' sample are not read; the default-mode "
-                                               "values in the disagreements are over the {} files read",
-                                               before - input.traces.size(), input.traces.size()));
+            report.notes.push_back(
+                fmt::format("--reference: the {} .json files outside the tools' sample are not read; the default-mode "
+                            "values in the disagreements are over the {} files read",
+                            before - input.traces.size(), input.traces.size()));
         }
     }
     const std::size_t count = input.traces.size();
@@ -374,7 +382,8 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
     PeakCounter held;
     // What the reader keeps follows the metrics asked for.
     ReadOptions read;
-    read.collective_args = std::any_of(wanted.begin(), wanted.end(), [](const MetricDefinition* d) { return std::string_view(d->name) == "collective_volume"; });
+    read.collective_args = std::any_of(wanted.begin(), wanted.end(),
+                                       [](const MetricDefinition* d) { return std::string_view(d->name) == "collective_volume"; });
     const std::vector<RankResult> results = fold_ranks(input.traces, read, options.threads, facts, metrics, held);
     report.ranks_held_at_once = held.peak();
     // Ranks in rank order for the report; every sum over ranks is taken in this order.
@@ -383,7 +392,8 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
         order[k] = k;
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return results[a].rank < results[b].rank; });
-    const bool kineto_present = std::any_of(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return kineto_named_json(t.file); });
+    const bool kineto_present = std::any_of(input.traces.begin(), input.traces.end(),
+                                            [](const TraceInput& t) { return kineto_named_json(t.file); });
     // A directory whose traces are all .json.gz: the tools list names ending in .json only, so
     // they find nothing, and "no ProfilerStep" would send the reader looking in the wrong place.
     std::size_t gzip_traces = 0;
@@ -394,11 +404,12 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
     }
     const bool only_gzip = gzip_traces > 0 && !reference_reads_a_trace;
     if (only_gzip) {
-        report.notes.push_back(fmt::format("--reference: the CCL-Bench tools read plain .json files only (tools/json_sampling.py:34 lists "
-                                           "names ending in .json; straggler/_common.py:8 globs rank*_trace.json; "
-                                           "collective_data_volume.py:193 rank*_trace.json or kineto_trace_*.json); the {} trace file{} "
-                                           "here {} .json.gz, so the tools find no trace: gunzip them to compare",
-                                           gzip_traces, gzip_traces == 1 ? "" : "s", gzip_traces == 1 ? "is" : "are"));
+        report.notes.push_back(
+            fmt::format("--reference: the CCL-Bench tools read plain .json files only (tools/json_sampling.py:34 lists "
+                        "names ending in .json; straggler/_common.py:8 globs rank*_trace.json; "
+                        "collective_data_volume.py:193 rank*_trace.json or kineto_trace_*.json); the {} trace file{} "
+                        "here {} .json.gz, so the tools find no trace: gunzip them to compare",
+                        gzip_traces, gzip_traces == 1 ? "" : "s", gzip_traces == 1 ? "is" : "are"));
     }
     for (const std::size_t k : order) {
         report.ranks.push_back(results[k].summary);
@@ -411,8 +422,9 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
         MetricValue standard_value = metric.standard->finish(order);
         MetricValue reference_value = metric.reference->finish(order);
         if (only_gzip && !reference_value.value) {
-            reference_value.why = "no plain .json trace: the CCL-Bench tools read *.json only (tools/json_sampling.py:34) and the traces here "
-                                  "are .json.gz";
+            reference_value.why =
+                "no plain .json trace: the CCL-Bench tools read *.json only (tools/json_sampling.py:34) and the traces here "
+                "are .json.gz";
         }
         if (card && !card->error.empty() && std::string(definition->name) == "mfu") {
             standard_value.why = reference_value.why = card->error;

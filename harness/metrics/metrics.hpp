@@ -23,20 +23,20 @@ std::vector<std::pair<std::string, std::string>> metric_summaries();
 
 struct MetricValue {
     std::string metric;
-    std::string unit;             ///< "s", "%", "bytes", "ratio"
-    std::optional<double> value;  ///< empty when the metric does not apply; `why` says why
+    std::string unit;            ///< "s", "%", "bytes", "ratio"
+    std::optional<double> value; ///< empty when the metric does not apply; `why` says why
     std::string why;
-    std::string basis;            ///< what was measured: "GPU kernels", "host-side (CPU operators)", ...
-    std::vector<std::optional<double>> per_rank;          ///< aligned with MetricsReport::ranks
-    std::vector<std::pair<std::string, double>> parts;    ///< collective_volume: bytes per collective name
+    std::string basis;                                 ///< what was measured: "GPU kernels", "host-side (CPU operators)", ...
+    std::vector<std::optional<double>> per_rank;       ///< aligned with MetricsReport::ranks
+    std::vector<std::pair<std::string, double>> parts; ///< collective_volume: bytes per collective name
     std::vector<std::string> notes;
 };
 
 /// A kernel name the two modes classify differently, summed over ranks.
 struct KernelDisagreement {
     std::string name;
-    std::string standard;   ///< the classifier's family ("DeepEP") or "compute"
-    std::string reference;  ///< "communication" or "compute"
+    std::string standard;  ///< the classifier's family ("DeepEP") or "compute"
+    std::string reference; ///< "communication" or "compute"
     std::size_t count = 0;
     double time_us = 0;
 };
@@ -46,15 +46,15 @@ struct Disagreement {
     std::string metric;
     MetricValue standard;
     MetricValue reference;
-    std::string pattern;  ///< the CCL-Bench tool's regular expression
-    std::vector<KernelDisagreement> kernels;  ///< longest total time first, at most 10
+    std::string pattern;                     ///< the CCL-Bench tool's regular expression
+    std::vector<KernelDisagreement> kernels; ///< longest total time first, at most 10
     std::size_t more_kernels = 0;
 };
 
 struct RankSummary {
     long long rank = 0;
     fs::path file;
-    std::string format;  ///< kineto | legacy-autograd | not-a-trace (a JSON object the tools read as empty)
+    std::string format; ///< kineto | legacy-autograd | not-a-trace (a JSON object the tools read as empty)
     bool compressed = false;
     std::string basis;
     std::uint64_t bytes = 0;
@@ -64,23 +64,23 @@ struct RankSummary {
     std::size_t xla_ops = 0;
     std::string step_source;
     std::size_t steps = 0;
-    bool in_default = true;    ///< a rank trace by its name (the default mode reads these)
-    bool in_reference = true;  ///< among the files --reference reads (every .json, sampled above 16)
+    bool in_default = true;   ///< a rank trace by its name (the default mode reads these)
+    bool in_reference = true; ///< among the files --reference reads (every .json, sampled above 16)
 };
 
 struct MetricsOptions {
-    std::vector<std::string> metrics;  ///< empty: all; unknown names are an input error
+    std::vector<std::string> metrics; ///< empty: all; unknown names are an input error
     bool reference = false;
-    unsigned threads = 0;              ///< 0: one per core, never more than the ranks
+    unsigned threads = 0; ///< 0: one per core, never more than the ranks
 };
 
 struct MetricsReport {
     fs::path path;
-    std::string layout;  ///< "trace file", "trace directory", "run directory", "bundle directory"
+    std::string layout; ///< "trace file", "trace directory", "run directory", "bundle directory"
     std::optional<fs::path> card;
     bool reference = false;
     std::vector<RankSummary> ranks;
-    std::vector<MetricValue> metrics;  ///< in the chosen mode, in the order asked for
+    std::vector<MetricValue> metrics; ///< in the chosen mode, in the order asked for
     std::vector<Disagreement> disagreements;
     std::vector<std::string> notes;
     /// The most ranks whose tables were in memory at the same time (measured): at most the

@@ -59,7 +59,7 @@ std::vector<TraceInput> list_traces(const fs::path& dir) {
         if (input.standard) {
             named.push_back(input);
         } else if ((json || ends_with(name, ".json.gz")) && !is_record(name)) {
-            input.standard = true;  // taken only when no file is named like a rank trace
+            input.standard = true; // taken only when no file is named like a rank trace
             other_json.push_back(input);
         } else if (json) {
             input.standard = false;
@@ -135,7 +135,7 @@ std::optional<double> python_float(const Json& value) {
         return value.as_double();
     }
     if (!value.is_string()) {
-        return std::nullopt;  // a list or an object: float() raises TypeError, the file is skipped
+        return std::nullopt; // a list or an object: float() raises TypeError, the file is skipped
     }
     // float("1.5 ") strips whitespace and reads nan/inf; it never reads C's hexadecimal floats.
     const std::string text = trim(value.as_string());
@@ -152,7 +152,7 @@ std::optional<double> python_float(const Json& value) {
 
 /// avg_latency of one candidate file, or nothing where mfu.py's loop goes on to the next one.
 std::optional<double> avg_latency(const fs::path& file) {
-    constexpr std::uintmax_t k_max_bytes = std::uintmax_t{16} << 20;  // a latency record is a few KiB
+    constexpr std::uintmax_t k_max_bytes = std::uintmax_t{16} << 20; // a latency record is a few KiB
     std::error_code ec;
     if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) > k_max_bytes || ec) {
         return std::nullopt;
@@ -165,7 +165,7 @@ std::optional<double> avg_latency(const fs::path& file) {
         }
         return python_float(*latency);
     } catch (const std::exception&) {
-        return std::nullopt;  // unreadable or not JSON: mfu.py catches OSError and JSONDecodeError
+        return std::nullopt; // unreadable or not JSON: mfu.py catches OSError and JSONDecodeError
     }
 }
 
@@ -179,7 +179,7 @@ std::optional<VllmLatency> find_vllm_latency(const fs::path& dir) {
     for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         const std::string name = it->path().filename().string();
         if (starts_with(name, ".")) {
-            std::error_code kind_ec;  // an entry that cannot be stat'ed is skipped, not the walk
+            std::error_code kind_ec; // an entry that cannot be stat'ed is skipped, not the walk
             if (it->is_directory(kind_ec)) {
                 it.disable_recursion_pending();
             }
@@ -208,11 +208,12 @@ MetricsInput resolve_metrics_input(const fs::path& path) {
     const std::string name = path.filename().string();
     if (!fs::is_directory(path, ec)) {
         if (ends_with(name, ".tar.zst")) {
-            throw input_error(fmt::format("{}: a packed bundle: unpack it first (tar --zstd -xf {}) and pass the directory", path.string(),
-                                          name));
+            throw input_error(
+                fmt::format("{}: a packed bundle: unpack it first (tar --zstd -xf {}) and pass the directory", path.string(), name));
         }
         if (ends_with(name, ".yaml") || ends_with(name, ".yml")) {
-            throw input_error(fmt::format("{}: a card, not a trace: pass the directory that holds the card and its traces", path.string()));
+            throw input_error(
+                fmt::format("{}: a card, not a trace: pass the directory that holds the card and its traces", path.string()));
         }
         input.layout = "trace file";
         input.trace_dir = path.parent_path();

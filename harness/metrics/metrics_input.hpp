@@ -12,16 +12,16 @@ namespace harness::metrics {
 
 struct TraceInput {
     fs::path file;
-    long long rank = -1;          ///< from the file name, -1 when it does not say
-    bool standard = true;         ///< read by the default mode (a rank trace by its name)
-    bool reference = true;        ///< read by --reference (select_json_files: every *.json, sampled above 16)
-    bool outside_sample = false;  ///< a .json the tools would list but leave out of their sample of 16
+    long long rank = -1;         ///< from the file name, -1 when it does not say
+    bool standard = true;        ///< read by the default mode (a rank trace by its name)
+    bool reference = true;       ///< read by --reference (select_json_files: every *.json, sampled above 16)
+    bool outside_sample = false; ///< a .json the tools would list but leave out of their sample of 16
 };
 
 struct MetricsInput {
-    std::string layout;  ///< "trace file", "trace directory", "run directory", "bundle directory"
+    std::string layout; ///< "trace file", "trace directory", "run directory", "bundle directory"
     fs::path trace_dir;
-    std::vector<TraceInput> traces;  ///< sorted by path, as the tools list them
+    std::vector<TraceInput> traces; ///< sorted by path, as the tools list them
     std::optional<fs::path> card;
     std::vector<std::string> notes;
 };
@@ -30,7 +30,7 @@ struct MetricsInput {
 /// the step time in place of the traces' ProfilerStep#N.
 struct VllmLatency {
     fs::path file;
-    double seconds = 0;  ///< avg_latency
+    double seconds = 0; ///< avg_latency
 };
 
 /// mfu.py's _load_vllm_latency_s (tools/mfu/mfu.py:113-125): the first `*.latency.json` under

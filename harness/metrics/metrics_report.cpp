@@ -133,13 +133,13 @@ Json metrics_to_json(const MetricsReport& report) {
 }
 
 std::string metrics_table(const MetricsReport& report) {
-    const auto counted = static_cast<std::size_t>(std::count_if(report.ranks.begin(), report.ranks.end(), [&](const RankSummary& rank) {
-        return report.reference ? rank.in_reference : rank.in_default;
-    }));
-    std::string out = fmt::format("metrics of {} ({}, {} rank trace{}{})\nmode: {}\n\n", report.path.string(), report.layout,
-                                  counted, counted == 1 ? "" : "s",
-                                  report.card ? ", card " + report.card->filename().string() : ", no card",
-                                  report.reference ? "reference (the CCL-Bench Python tools, bug for bug)" : "default (one kernel classifier)");
+    const auto counted = static_cast<std::size_t>(
+        std::count_if(report.ranks.begin(), report.ranks.end(),
+                      [&](const RankSummary& rank) { return report.reference ? rank.in_reference : rank.in_default; }));
+    std::string out = fmt::format("metrics of {} ({}, {} rank trace{}{})\nmode: {}\n\n", report.path.string(), report.layout, counted,
+                                  counted == 1 ? "" : "s", report.card ? ", card " + report.card->filename().string() : ", no card",
+                                  report.reference ? "reference (the CCL-Bench Python tools, bug for bug)"
+                                                   : "default (one kernel classifier)");
     out += fmt::format("{:>5}  {:<28}  {:<16}  {:<26}  {:>9}  {}\n", "rank", "file", "format", "measured", "events", "steps");
     for (const RankSummary& rank : report.ranks) {
         if (!(report.reference ? rank.in_reference : rank.in_default)) {
@@ -158,7 +158,8 @@ std::string metrics_table(const MetricsReport& report) {
             for (std::size_t r = 0; r < value.per_rank.size() && r < report.ranks.size(); ++r) {
                 const RankSummary& rank = report.ranks[r];
                 if (value.per_rank[r] || (rank.format != "not-a-trace" && (report.reference ? rank.in_reference : rank.in_default))) {
-                    detail += fmt::format("{}{}={}", detail.empty() ? "" : "  ", report.ranks[r].rank, format_rank_value(value, value.per_rank[r]));
+                    detail += fmt::format("{}{}={}", detail.empty() ? "" : "  ", report.ranks[r].rank,
+                                          format_rank_value(value, value.per_rank[r]));
                 }
             }
             if (std::none_of(value.per_rank.begin(), value.per_rank.end(), [](const auto& v) { return v.has_value(); })) {

@@ -54,7 +54,7 @@ private:
     }
 
     static constexpr std::size_t k_recent = 256;
-    std::array<NameId, k_recent> m_recent{};  ///< id 0 (the empty string) until a name lands
+    std::array<NameId, k_recent> m_recent{}; ///< id 0 (the empty string) until a name lands
     std::deque<std::string> m_names;
     std::unordered_map<std::string_view, NameId> m_ids;
 };

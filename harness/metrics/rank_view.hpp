@@ -14,10 +14,10 @@ enum class MetricMode : unsigned char { standard, reference };
 
 /// What a rank's activity spans are.
 enum class Basis : unsigned char {
-    none,         ///< nothing to measure
-    gpu_kernels,  ///< cat "kernel"
-    host_ops,     ///< CPU-only trace: aten:: operators and gloo/c10d collectives on host threads
-    xla_ops,      ///< XLA/TPU trace: HLO ops on the device
+    none,        ///< nothing to measure
+    gpu_kernels, ///< cat "kernel"
+    host_ops,    ///< CPU-only trace: aten:: operators and gloo/c10d collectives on host threads
+    xla_ops,     ///< XLA/TPU trace: HLO ops on the device
 };
 
 const char* basis_label(Basis basis);
@@ -26,7 +26,7 @@ struct ActivitySpan {
     double ts = 0;
     double dur = 0;
     NameId name = 0;
-    bool comm = false;  ///< otherwise compute
+    bool comm = false; ///< otherwise compute
 };
 
 class RankView {
@@ -57,8 +57,8 @@ private:
     RankTrace m_trace;
     Basis m_basis = Basis::none;
     std::vector<ActivitySpan> m_standard;
-    std::vector<CommFamily> m_family;             ///< per name id, default classifier
-    std::vector<unsigned char> m_reference_bits;  ///< per name id: bit p set when pattern p matches
+    std::vector<CommFamily> m_family;            ///< per name id, default classifier
+    std::vector<unsigned char> m_reference_bits; ///< per name id: bit p set when pattern p matches
 };
 
 } // namespace harness::metrics

@@ -19,7 +19,7 @@ namespace {
 /// ASCII patterns. Anything outside that shape is a programming error, caught at start-up.
 struct Element {
     char c = 0;
-    bool separator = false;  ///< an optional '_' or '-'
+    bool separator = false; ///< an optional '_' or '-'
 };
 
 struct Alternative {
@@ -118,7 +118,8 @@ bool reference_is_xla_compute(std::string_view name) {
     for (char& c : lower) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
-    static constexpr std::array<std::string_view, 7> k_keywords = {"dot", "convolution", "gemm", "matmul", "fusion", "compute", "custom-call"};
+    static constexpr std::array<std::string_view, 7> k_keywords = {"dot",    "convolution", "gemm",       "matmul",
+                                                                   "fusion", "compute",     "custom-call"};
     for (const auto keyword : k_keywords) {
         if (lower.find(keyword) != std::string::npos) {
             return true;

@@ -6,10 +6,10 @@
 namespace harness::metrics {
 
 enum class ReferencePattern : unsigned char {
-    overlap,       ///< compute_comm_overlap: nccl|all[_-]?reduce|...|sendrecv|collective
-    fraction,      ///< communication_fraction: ...|send|recv|p2p|communicate
-    total_time,    ///< total_communication_time: ^nccl|ncclDevKernel|ncclKernel|allreduce|...
-    xla_overlap,   ///< compute_comm_overlap on XLA traces: the overlap pattern without broadcast
+    overlap,     ///< compute_comm_overlap: nccl|all[_-]?reduce|...|sendrecv|collective
+    fraction,    ///< communication_fraction: ...|send|recv|p2p|communicate
+    total_time,  ///< total_communication_time: ^nccl|ncclDevKernel|ncclKernel|allreduce|...
+    xla_overlap, ///< compute_comm_overlap on XLA traces: the overlap pattern without broadcast
 };
 
 /// The regular expression as the tool writes it, for reports.

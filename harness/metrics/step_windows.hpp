@@ -9,8 +9,8 @@
 namespace harness::metrics {
 
 struct StepSelection {
-    std::vector<StepMarker> steps;  ///< sorted as the source says (ProfilerStep by N, others by ts)
-    std::string source;             ///< "ProfilerStep#N", "execute_context_*", ... ("" when none)
+    std::vector<StepMarker> steps; ///< sorted as the source says (ProfilerStep by N, others by ts)
+    std::string source;            ///< "ProfilerStep#N", "execute_context_*", ... ("" when none)
 
     bool empty() const { return steps.empty(); }
     /// All but the first and last when there are more than two, else all.

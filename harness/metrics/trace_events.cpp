@@ -18,9 +18,9 @@ namespace {
 
 using json_scan::Cursor;
 using json_scan::NeedMore;
+using json_scan::peek_token;
 using json_scan::StringToken;
 using json_scan::SyntaxError;
-using json_scan::peek_token;
 
 constexpr std::string_view k_profiler_step = "ProfilerStep#";
 
@@ -114,18 +114,15 @@ enum class EventKey : std::uint8_t { ph, cat, name, ts, dur, pid, tid, args, oth
 /// The event's keys by length first: this runs for every key of millions of events.
 EventKey event_key(std::string_view key) {
     switch (key.size()) {
-    case 2:
-        return key == "ph" ? EventKey::ph : key == "ts" ? EventKey::ts : EventKey::other;
+    case 2: return key == "ph" ? EventKey::ph : key == "ts" ? EventKey::ts : EventKey::other;
     case 3:
         return key == "cat"   ? EventKey::cat
                : key == "dur" ? EventKey::dur
                : key == "pid" ? EventKey::pid
                : key == "tid" ? EventKey::tid
                               : EventKey::other;
-    case 4:
-        return key == "name" ? EventKey::name : key == "args" ? EventKey::args : EventKey::other;
-    default:
-        return EventKey::other;
+    case 4: return key == "name" ? EventKey::name : key == "args" ? EventKey::args : EventKey::other;
+    default: return EventKey::other;
     }
 }
 
@@ -150,7 +147,8 @@ struct RawEvent {
 
 class TraceReader {
 public:
-    TraceReader(const fs::path& path, const ReadOptions& options) : m_source(ByteSource::open(path)), m_collective_args(options.collective_args) {
+    TraceReader(const fs::path& path, const ReadOptions& options)
+        : m_source(ByteSource::open(path)), m_collective_args(options.collective_args) {
         m_trace.file = path;
         m_trace.compressed = m_source->compressed();
         // One byte more than is ever read into: the sentinel json_scan::Cursor asks for.
@@ -162,7 +160,6 @@ private:
     std::uint64_t m_max_inflated = input_limit(InputLimit::file_inflated_bytes);
 
 public:
-
     RankTrace read() {
         char first = 0;
         parse_unit("the start of the trace", [&](Cursor& c) { first = peek_token(c); });
@@ -215,17 +212,16 @@ private:
         m_end += got;
         m_buffer[m_end] = '\0';
         if (m_base + m_end > m_max_inflated) {
-            fail(m_buffer.data() + m_end - got, fmt::format("the trace is larger than {} uncompressed ({})",
-                                                            format_size(m_max_inflated),
-                                                            input_limit_hint(InputLimit::file_inflated_bytes)));
+            fail(m_buffer.data() + m_end - got,
+                 fmt::format("the trace is larger than {} uncompressed ({})", format_size(m_max_inflated),
+                             input_limit_hint(InputLimit::file_inflated_bytes)));
         }
         return got > 0;
     }
 
     /// Runs `unit` on the bytes in hand; when it runs out, fetches more and runs it again from
     /// the same start, so a unit never sees half an event.
-    template <class Unit>
-    void parse_unit(const char* what, Unit&& unit) {
+    template <class Unit> void parse_unit(const char* what, Unit&& unit) {
         while (true) {
             Cursor c{m_buffer.data() + m_begin, m_buffer.data() + m_end};
             try {
@@ -551,13 +547,13 @@ private:
             return -1;
         }
         const auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-        return result.ec == std::errc() && result.ptr == digits.data() + digits.size() && digits[0] != '-' && digits[0] != '+'
-                   ? value
-                   : -1;
+        return result.ec == std::errc() && result.ptr == digits.data() + digits.size() && digits[0] != '-' && digits[0] != '+' ? value
+                                                                                                                               : -1;
     }
 
     void add_step(StepKind kind, long long number) {
-        m_trace.steps.push_back(StepMarker{m_event.ts.get(), m_event.dur.get(), number, m_trace.names.intern(m_event.name.text), kind});
+        m_trace.steps.push_back(
+            StepMarker{m_event.ts.get(), m_event.dur.get(), number, m_trace.names.intern(m_event.name.text), kind});
     }
 
     void add_collective_args(bool on_kernel, std::size_t span) {
@@ -647,7 +643,8 @@ private:
             return;
         }
         if (!m_event.cat.present && !legacy) {
-            m_trace.xla_ops.push_back(Span{m_event.ts.get(), m_event.dur.get(), m_trace.names.intern(name), m_trace.names.intern(thread_key())});
+            m_trace.xla_ops.push_back(
+                Span{m_event.ts.get(), m_event.dur.get(), m_trace.names.intern(name), m_trace.names.intern(thread_key())});
         }
     }
 

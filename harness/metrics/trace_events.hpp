@@ -20,25 +20,25 @@ struct Span {
     double ts = 0;
     double dur = 0;
     NameId name = 0;
-    NameId thread = 0;  ///< interned "pid/tid" of XLA ops (uncategorized XLA events: the pid alone); a kernel's pid; 0 for host ops
+    NameId thread = 0; ///< interned "pid/tid" of XLA ops (uncategorized XLA events: the pid alone); a kernel's pid; 0 for host ops
 };
 
 enum class StepKind : std::uint8_t {
-    profiler_step,         ///< ProfilerStep#N, cat user_annotation
-    vllm_execute_context,  ///< execute_context_*, cat user_annotation
-    sglang_run_batch,      ///< a python_function whose name contains run_batch
+    profiler_step,        ///< ProfilerStep#N, cat user_annotation
+    vllm_execute_context, ///< execute_context_*, cat user_annotation
+    sglang_run_batch,     ///< a python_function whose name contains run_batch
     /// SGLang bench_one_batch's forward pass, a python_function "<path>/bench_one_batch.py(<line>):
     /// decode" (": extend" for the prefill): the bench has no run_batch and no ProfilerStep.
     sglang_bench_forward,
-    xla_core_step,         ///< "$core.py:331 step"
-    xla_python_step,       ///< another host Python frame "$<file>:<line> step" (what other JAX versions name it)
-    xla_step_marker,       ///< StepMarker
+    xla_core_step,   ///< "$core.py:331 step"
+    xla_python_step, ///< another host Python frame "$<file>:<line> step" (what other JAX versions name it)
+    xla_step_marker, ///< StepMarker
 };
 
 struct StepMarker {
     double ts = 0;
     double dur = 0;
-    long long number = -1;  ///< N of ProfilerStep#N (digits to the end of the name), else -1
+    long long number = -1; ///< N of ProfilerStep#N (digits to the end of the name), else -1
     NameId name = 0;
     StepKind kind = StepKind::profiler_step;
 };
@@ -47,11 +47,11 @@ struct StepMarker {
 /// `record_param_comms` operator).
 struct CollectiveArgs {
     bool on_kernel = false;
-    std::uint32_t span = 0;  ///< index into kernels or host_ops
-    NameId collective = 0;   ///< args["Collective name"]
-    NameId dtype = 0;        ///< args["dtype"]
+    std::uint32_t span = 0; ///< index into kernels or host_ops
+    NameId collective = 0;  ///< args["Collective name"]
+    NameId dtype = 0;       ///< args["dtype"]
     bool has_nelems = false;
-    double nelems = 0;       ///< args["In msg nelems"]
+    double nelems = 0; ///< args["In msg nelems"]
 };
 
 enum class TraceFormat : std::uint8_t { kineto, legacy_autograd };
@@ -60,18 +60,18 @@ struct RankTrace {
     fs::path file;
     TraceFormat format = TraceFormat::kineto;
     bool compressed = false;
-    std::uint64_t bytes = 0;   ///< uncompressed bytes read
-    std::uint64_t events = 0;  ///< entries of traceEvents
-    std::optional<long long> distributed_rank;  ///< distributedInfo.rank when the trace says
+    std::uint64_t bytes = 0;                   ///< uncompressed bytes read
+    std::uint64_t events = 0;                  ///< entries of traceEvents
+    std::optional<long long> distributed_rank; ///< distributedInfo.rank when the trace says
 
-    NameTable names;  ///< span and step names, threads, collective names, dtypes
+    NameTable names;               ///< span and step names, threads, collective names, dtypes
     std::vector<Span> kernels;     ///< cat "kernel"
     std::vector<Span> host_ops;    ///< host operators the classifier cares about (aten::, gloo:, c10d::...)
     std::vector<Span> xla_ops;     ///< X events without a cat (XLA/TPU profiler traces)
     std::vector<StepMarker> steps; ///< every step-marker candidate, in file order
     std::vector<CollectiveArgs> collectives;
-    std::map<std::string, std::string> process_names;  ///< pid (as written) -> process_name metadata
-    std::map<std::string, std::string> thread_names;   ///< "pid\ttid" -> thread_name metadata
+    std::map<std::string, std::string> process_names; ///< pid (as written) -> process_name metadata
+    std::map<std::string, std::string> thread_names;  ///< "pid\ttid" -> thread_name metadata
 };
 
 struct ReadOptions {
@@ -88,9 +88,9 @@ struct ReadOptions {
 class TraceReadError : public HarnessError {
 public:
     enum class Kind : std::uint8_t {
-        truncated,    ///< the file ends inside `unit` (`problem` names it), which starts at `unit_start`
-        malformed,    ///< bad JSON, a wrong type, a limit passed: `problem`
-        no_events,    ///< a JSON object without a traceEvents array
+        truncated, ///< the file ends inside `unit` (`problem` names it), which starts at `unit_start`
+        malformed, ///< bad JSON, a wrong type, a limit passed: `problem`
+        no_events, ///< a JSON object without a traceEvents array
     };
     TraceReadError(const std::string& what, Kind kind, std::optional<std::uint64_t> offset, std::string problem)
         : HarnessError(what, k_exit_usage), m_kind(kind), m_offset(offset), m_problem(std::move(problem)) {}

@@ -118,7 +118,7 @@ std::string Sha256::finish() {
     }
     static constexpr char k_hex[] = "0123456789abcdef";
     std::string hex;
-    hex.reserve(2 * length);
+    hex.reserve(std::size_t{2} * length);
     for (unsigned int i = 0; i < length; ++i) {
         hex += k_hex[digest[i] >> 4];
         hex += k_hex[digest[i] & 0xf];
@@ -162,7 +162,7 @@ struct TarZstWriter::State {
     std::uint64_t archive_bytes = 0;
     std::unique_ptr<ZstdStream> zstd;
     WriteHandle a;
-    std::exception_ptr sink_error;  ///< what stopped the compressor inside a libarchive callback
+    std::exception_ptr sink_error; ///< what stopped the compressor inside a libarchive callback
     std::vector<char> buffer;
     bool failed = false;
     bool finished = false;
@@ -189,7 +189,8 @@ struct TarZstWriter::State {
 
     void usable() const {
         if (failed || finished) {
-            throw HarnessError(fmt::format("{}: the archive is {}", out_file.string(), failed ? "broken by an earlier error" : "finished"));
+            throw HarnessError(
+                fmt::format("{}: the archive is {}", out_file.string(), failed ? "broken by an earlier error" : "finished"));
         }
     }
 
@@ -335,7 +336,7 @@ ArchivedContent TarZstWriter::finish(bool replace) {
     if (archive_write_close(s.a.get()) != ARCHIVE_OK) {
         s.fail("cannot finish the archive");
     }
-    s.failed = true;  // until the rename: any error below leaves nothing to add to
+    s.failed = true; // until the rename: any error below leaves nothing to add to
     s.zstd->finish();
     const int fd = s.fd->get();
     if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0 || s.fd->close() != 0) {
@@ -358,7 +359,7 @@ ArchivedContent TarZstWriter::finish(bool replace) {
 namespace {
 
 struct SourceEntry {
-    std::string name;  // the entry name, '/'-terminated for a directory
+    std::string name; // the entry name, '/'-terminated for a directory
     fs::path source;
 };
 
@@ -400,8 +401,8 @@ void write_tar_zst(const fs::path& source_dir, const std::string& top_name, cons
         throw HarnessError(fmt::format("{}: not a directory", source_dir.string()));
     }
     if (is_inside(out_file, source_dir)) {
-        throw HarnessError(fmt::format("{}: the archive cannot be written inside the directory it packs ({})",
-                                       out_file.string(), source_dir.string()));
+        throw HarnessError(fmt::format("{}: the archive cannot be written inside the directory it packs ({})", out_file.string(),
+                                       source_dir.string()));
     }
     const std::vector<SourceEntry> entries = list_source(source_dir, top_name);
     TarZstWriter writer(out_file, threads);

@@ -34,12 +34,11 @@ struct ArchiveReadFree {
 };
 using ReadHandle = std::unique_ptr<archive, ArchiveReadFree>;
 
-
 /// What the checks carry from one entry to the next.
 struct ExtractState {
     std::uint64_t compressed_size = 0;
     std::uint64_t entries = 0;
-    std::uint64_t bytes = 0;  ///< declared sizes, plus what gzip entries inflate to beyond theirs
+    std::uint64_t bytes = 0; ///< declared sizes, plus what gzip entries inflate to beyond theirs
     std::set<std::string> files;
     std::set<std::string> directories;
 };
@@ -73,7 +72,7 @@ public:
             } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
                 m_broken = true;
             } else if (rc == Z_BUF_ERROR && m_stream.avail_out > 0) {
-                break;  // no progress possible with what is in hand
+                break; // no progress possible with what is in hand
             }
         }
         return m_inflated;
@@ -94,21 +93,20 @@ struct CheckedEntry {
     std::string relative; // empty for the archive's own root ("./")
     bool directory = false;
     bool executable = false;
-    std::uint64_t size = 0;  ///< as declared
+    std::uint64_t size = 0; ///< as declared
 };
 
 /// Why adding `more` uncompressed bytes to the bundle (the entry now at `file_bytes`) breaks a
 /// bound, or empty. The message names the variable that raises the bound.
-std::string expansion_problem(std::uint64_t file_bytes, std::uint64_t more, const ExtractLimits& limits,
-                              ExtractState& state) {
+std::string expansion_problem(std::uint64_t file_bytes, std::uint64_t more, const ExtractLimits& limits, ExtractState& state) {
     if (file_bytes > limits.max_file_bytes) {
         return fmt::format("expands past the limit of {} uncompressed bytes for one file (raise it with {}=SIZE)",
                            limits.max_file_bytes, input_limit_variable(InputLimit::file_inflated_bytes));
     }
     state.bytes += more;
     if (state.bytes > limits.max_bytes) {
-        return fmt::format("expands past the limit of {} uncompressed bytes for a bundle (raise it with {}=SIZE)",
-                           limits.max_bytes, input_limit_variable(InputLimit::bundle_inflated_bytes));
+        return fmt::format("expands past the limit of {} uncompressed bytes for a bundle (raise it with {}=SIZE)", limits.max_bytes,
+                           input_limit_variable(InputLimit::bundle_inflated_bytes));
     }
     const double ratio = static_cast<double>(state.bytes) / static_cast<double>(std::max<std::uint64_t>(state.compressed_size, 1));
     if (state.bytes > limits.ratio_floor && ratio > limits.max_ratio) {
@@ -119,8 +117,7 @@ std::string expansion_problem(std::uint64_t file_bytes, std::uint64_t more, cons
     return {};
 }
 
-CheckedEntry check_entry(archive_entry* entry, const fs::path& archive_path, const ExtractLimits& limits,
-                         ExtractState& state) {
+CheckedEntry check_entry(archive_entry* entry, const fs::path& archive_path, const ExtractLimits& limits, ExtractState& state) {
     const char* raw = archive_entry_pathname(entry);
     if (raw == nullptr) {
         raw = archive_entry_pathname_utf8(entry);
@@ -154,22 +151,14 @@ CheckedEntry check_entry(archive_entry* entry, const fs::path& archive_path, con
         throw refuse("a hard link (links are not unpacked)");
     }
     switch (archive_entry_filetype(entry)) {
-    case AE_IFREG:
-        break;
-    case AE_IFDIR:
-        checked.directory = true;
-        break;
-    case AE_IFLNK:
-        throw refuse("a symbolic link (links are not unpacked)");
+    case AE_IFREG: break;
+    case AE_IFDIR: checked.directory = true; break;
+    case AE_IFLNK: throw refuse("a symbolic link (links are not unpacked)");
     case AE_IFCHR:
-    case AE_IFBLK:
-        throw refuse("a device node");
-    case AE_IFIFO:
-        throw refuse("a FIFO");
-    case AE_IFSOCK:
-        throw refuse("a socket");
-    default:
-        throw refuse("an entry that is neither a file nor a directory");
+    case AE_IFBLK: throw refuse("a device node");
+    case AE_IFIFO: throw refuse("a FIFO");
+    case AE_IFSOCK: throw refuse("a socket");
+    default: throw refuse("an entry that is neither a file nor a directory");
     }
     checked.executable = (archive_entry_perm(entry) & 0111) != 0;
 
@@ -266,8 +255,8 @@ void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const Ext
         }
         const CheckedEntry checked = check_entry(entry, archive_path, limits, state);
         const auto corrupt = [&] {
-            return HarnessError(fmt::format("{}: entry {}: cannot read: {}", archive_path.string(),
-                                            json_string(checked.relative), la_error(a.get())));
+            return HarnessError(
+                fmt::format("{}: entry {}: cannot read: {}", archive_path.string(), json_string(checked.relative), la_error(a.get())));
         };
         if (checked.directory || checked.relative.empty()) {
             if (archive_read_data_skip(a.get()) != ARCHIVE_OK) {
@@ -311,8 +300,8 @@ void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const Ext
                 const std::uint64_t inflated = gzip->feed(buffer.data(), got, limits.max_file_bytes);
                 if (inflated > counted) {
                     if (const std::string why = expansion_problem(inflated, inflated - counted, limits, state); !why.empty()) {
-                        throw HarnessError(fmt::format("{}: entry {}: gzip data that {}", archive_path.string(),
-                                                       json_string(checked.relative), why));
+                        throw HarnessError(
+                            fmt::format("{}: entry {}: gzip data that {}", archive_path.string(), json_string(checked.relative), why));
                     }
                     counted = inflated;
                 }
@@ -408,7 +397,7 @@ private:
         }
         m_collecting_pax = pax && *size <= k_max_pax;
         m_pax.clear();
-        m_data_left = (*size + k_block - 1) / k_block * k_block;  // data, padded to whole blocks
+        m_data_left = (*size + k_block - 1) / k_block * k_block; // data, padded to whole blocks
         m_pax_wanted = m_collecting_pax ? static_cast<std::size_t>(*size) : 0;
         if (m_collecting_pax && m_data_left == 0) {
             m_collecting_pax = false;
@@ -418,7 +407,7 @@ private:
     std::optional<std::uint64_t> size_field() const {
         const auto* field = reinterpret_cast<const unsigned char*>(m_block.data() + 124);
         std::uint64_t value = 0;
-        if ((field[0] & 0x80) != 0) {  // base-256, for sizes octal cannot hold
+        if ((field[0] & 0x80) != 0) { // base-256, for sizes octal cannot hold
             for (int i = 0; i < 12; ++i) {
                 if (value >> 56 != 0) {
                     return std::nullopt;

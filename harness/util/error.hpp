@@ -15,8 +15,7 @@ enum ExitCode : int {
 /// A failure the command line reports as `ccl-harness: error: <what>` and exits with `code`.
 class HarnessError : public std::runtime_error {
 public:
-    explicit HarnessError(const std::string& what, int code = k_exit_failure)
-        : std::runtime_error(what), m_code(code) {}
+    explicit HarnessError(const std::string& what, int code = k_exit_failure) : std::runtime_error(what), m_code(code) {}
     int code() const { return m_code; }
 
 private:

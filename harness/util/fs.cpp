@@ -18,8 +18,7 @@ namespace harness {
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        throw HarnessError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)),
-                           k_exit_usage);
+        throw HarnessError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)), k_exit_usage);
     }
     std::ostringstream buffer;
     buffer << in.rdbuf();
@@ -104,7 +103,7 @@ bool is_inside(const fs::path& path, const fs::path& dir) {
     auto pi = p.begin();
     for (auto di = d.begin(); di != d.end(); ++di, ++pi) {
         if (di->empty()) {
-            continue;  // a trailing separator
+            continue; // a trailing separator
         }
         if (pi == p.end() || *pi != *di) {
             return false;

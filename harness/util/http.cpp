@@ -48,8 +48,7 @@ Url parse_url(const std::string& text) {
     if (port_colon != std::string::npos && authority.find(']', port_colon) == std::string::npos) {
         url.port = authority.substr(port_colon + 1);
         authority.resize(port_colon);
-        const bool digits = !url.port.empty() && url.port.size() <= 5 &&
-                            url.port.find_first_not_of("0123456789") == std::string::npos;
+        const bool digits = !url.port.empty() && url.port.size() <= 5 && url.port.find_first_not_of("0123456789") == std::string::npos;
         if (!digits || std::stoi(url.port) < 1 || std::stoi(url.port) > 65535) {
             throw input_error(fmt::format("{}: bad port {}", enquote(text), enquote(url.port)));
         }
@@ -79,7 +78,7 @@ Url join_url(const Url& base, const std::string& path) {
 
 namespace {
 
-constexpr std::size_t k_chunk = 256 * 1024;
+constexpr std::size_t k_chunk = std::size_t{256} * 1024;
 
 // Quotes in a form name would end the header value early; the names we send never hold them,
 // but a bundle file name is the user's.
@@ -96,17 +95,14 @@ std::string header_safe(const std::string& value) {
 }
 
 std::string field_head(const std::string& boundary, const FormField& field) {
-    std::string head = fmt::format("--{}\r\nContent-Disposition: form-data; name=\"{}\"\r\n", boundary,
-                                   header_safe(field.name));
+    std::string head = fmt::format("--{}\r\nContent-Disposition: form-data; name=\"{}\"\r\n", boundary, header_safe(field.name));
     if (!field.content_type.empty()) {
         head += fmt::format("Content-Type: {}\r\n", field.content_type);
     }
     return head + "\r\n";
 }
 
-std::string file_name(const FormFile& file) {
-    return file.filename.empty() ? file.path.filename().string() : file.filename;
-}
+std::string file_name(const FormFile& file) { return file.filename.empty() ? file.path.filename().string() : file.filename; }
 
 std::string file_head(const std::string& boundary, const FormFile& file) {
     return fmt::format("--{}\r\nContent-Disposition: form-data; name=\"{}\"; filename=\"{}\"\r\n"
@@ -156,8 +152,7 @@ public:
         tcp::resolver resolver(m_ioc);
         const auto endpoints = resolver.resolve(url.host, url.port, ec);
         if (ec) {
-            throw HttpTransportError(HttpTransportError::Stage::connect,
-                                     fmt::format("cannot resolve {}: {}", url.host, ec.message()));
+            throw HttpTransportError(HttpTransportError::Stage::connect, fmt::format("cannot resolve {}: {}", url.host, ec.message()));
         }
         expire();
         m_stream.async_connect(endpoints, [&ec](beast::error_code result, const tcp::endpoint&) { ec = result; });
@@ -170,8 +165,7 @@ public:
 
     /// Starts one asynchronous operation under the deadline (`start` gets its completion
     /// handler) and runs the loop until it completes.
-    template <typename Start>
-    beast::error_code await(Start start) {
+    template <typename Start> beast::error_code await(Start start) {
         beast::error_code ec;
         expire();
         start([&ec](beast::error_code result, std::size_t) { ec = result; });
@@ -323,8 +317,7 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
     }
     const auto transport_error = [&](const beast::error_code& read_error) {
         if (write_error) {
-            return HttpTransportError(HttpTransportError::Stage::send,
-                                      fmt::format("sending to {}: {}", where, write_error.message()));
+            return HttpTransportError(HttpTransportError::Stage::send, fmt::format("sending to {}: {}", where, write_error.message()));
         }
         if (read_error == http::error::end_of_stream || read_error == net::error::eof) {
             return HttpTransportError(HttpTransportError::Stage::answer,
@@ -338,8 +331,8 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
     // as curl does; 101 is not one we asked for and is taken as final.
     for (int interim = 0;; ++interim) {
         if (interim > k_max_interim_responses) {
-            throw HarnessError(fmt::format("{}: more than {} interim (1xx) responses; no final answer", where,
-                                           k_max_interim_responses));
+            throw HarnessError(
+                fmt::format("{}: more than {} interim (1xx) responses; no final answer", where, k_max_interim_responses));
         }
         http::response_parser<http::string_body> parser;
         parser.header_limit(k_max_response_head_bytes);

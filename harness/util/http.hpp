@@ -43,7 +43,7 @@ struct FormFile {
 };
 
 struct HttpResponse {
-    int status = 0;     ///< the final status; 1xx interim responses (100 Continue, 102) are skipped
+    int status = 0; ///< the final status; 1xx interim responses (100 Continue, 102) are skipped
     std::string body;
     std::string retry_after; ///< the Retry-After header, empty when absent
     /// Whether the whole request body went out before the answer came: a server that answers
@@ -71,7 +71,7 @@ private:
 using UploadProgress = std::function<void(std::uint64_t sent, std::uint64_t total)>;
 
 /// The largest response body read by default; a larger one is an error, never held or shown.
-constexpr std::size_t k_max_response_bytes = 8 * 1024 * 1024;
+constexpr std::size_t k_max_response_bytes = std::size_t{8} * 1024 * 1024;
 
 struct PostOptions {
     /// Each connect, write and read must make progress within this long (idle limit).
@@ -95,7 +95,7 @@ std::uint64_t multipart_body_size(const std::string& boundary, const std::vector
 /// closes while the body is still going out still has its answer read and returned.
 /// Throws HttpTransportError as described above, and HarnessError when a file cannot be read,
 /// the response is over max_response_bytes, or on Ctrl-C (exit 130).
-HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields,
-                            const std::vector<FormFile>& files, const PostOptions& options = {});
+HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields, const std::vector<FormFile>& files,
+                            const PostOptions& options = {});
 
 } // namespace harness

@@ -17,7 +17,7 @@ void install_interrupt_handlers() {
     struct sigaction action {};
     action.sa_handler = on_signal;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = 0;  // no SA_RESTART: blocking waits return with EINTR and re-check the flag
+    action.sa_flags = 0; // no SA_RESTART: blocking waits return with EINTR and re-check the flag
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
 }

@@ -12,9 +12,9 @@ namespace {
 
 struct LimitSpec {
     InputLimit id;
-    std::string_view variable;  ///< "" for a fixed limit
+    std::string_view variable; ///< "" for a fixed limit
     std::uint64_t default_value;
-    bool is_size;  ///< shown in bytes units
+    bool is_size; ///< shown in bytes units
 };
 
 constexpr std::uint64_t k_mib = std::uint64_t{1} << 20;
@@ -87,8 +87,8 @@ std::uint64_t input_limit(InputLimit which) {
     }
     const std::uint64_t value = parse_size(set);
     if (value == 0) {
-        throw input_error(fmt::format("{}={}: expected a positive {} (e.g. {})", limit.variable, set,
-                                      limit.is_size ? "size" : "count", limit.is_size ? "64G, 512M" : "2000000"));
+        throw input_error(fmt::format("{}={}: expected a positive {} (e.g. {})", limit.variable, set, limit.is_size ? "size" : "count",
+                                      limit.is_size ? "64G, 512M" : "2000000"));
     }
     return value;
 }

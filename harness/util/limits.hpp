@@ -10,15 +10,15 @@
 namespace harness {
 
 enum class InputLimit {
-    card_bytes,             ///< size of one YAML file (card, profile)
-    yaml_nodes,             ///< nodes of one YAML document as written
-    yaml_expanded_nodes,    ///< nodes once every alias is expanded (a billion-laughs bomb)
-    nesting_depth,          ///< nesting of JSON arrays and objects, YAML sequences and mappings (fixed)
-    json_value_bytes,       ///< the largest JSON value (one event, one member) read at once
-    file_inflated_bytes,    ///< one file, fully uncompressed (through gzip too)
-    bundle_inflated_bytes,  ///< all files of a bundle, fully uncompressed
-    inflate_ratio,          ///< fully uncompressed bytes over the archive's size
-    bundle_entries,         ///< entries of one archive
+    card_bytes,            ///< size of one YAML file (card, profile)
+    yaml_nodes,            ///< nodes of one YAML document as written
+    yaml_expanded_nodes,   ///< nodes once every alias is expanded (a billion-laughs bomb)
+    nesting_depth,         ///< nesting of JSON arrays and objects, YAML sequences and mappings (fixed)
+    json_value_bytes,      ///< the largest JSON value (one event, one member) read at once
+    file_inflated_bytes,   ///< one file, fully uncompressed (through gzip too)
+    bundle_inflated_bytes, ///< all files of a bundle, fully uncompressed
+    inflate_ratio,         ///< fully uncompressed bytes over the archive's size
+    bundle_entries,        ///< entries of one archive
 };
 
 /// The bound in force: the environment variable's value when it is set (a count, or a size

@@ -69,16 +69,15 @@ ExitStatus from_wait_status(int status) {
 
 /// Between fork and exec: a process group of its own, death with the harness, output to the pipe.
 struct RankSetup : bp::extend::handler {
-    int output = -1;  ///< the pipe's write end
+    int output = -1; ///< the pipe's write end
     pid_t parent = 0;
 
-    template <typename Executor>
-    void on_exec_setup(Executor& /*unused*/) const {
+    template <typename Executor> void on_exec_setup(Executor& /*unused*/) const {
         ::setpgid(0, 0);
         // SIGKILL: a rank that ignores SIGTERM must not outlive a harness that cannot stop it.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != parent) {
-            ::_exit(127);  // the harness died before the signal was armed
+            ::_exit(127); // the harness died before the signal was armed
         }
         ::dup2(output, STDOUT_FILENO);
         ::dup2(output, STDERR_FILENO);
@@ -130,11 +129,11 @@ ExitStatus run_command(const Command& command) {
     std::vector<std::string> args(command.argv.begin() + 1, command.argv.end());
     bp::child child;
     if (command.cwd.empty()) {
-        child = bp::child(bp::exe = program, bp::args = args, bp::env = to_boost(command.env),
-                          (bp::std_out & bp::std_err) > output, bp::std_in < bp::null, ec);
+        child = bp::child(bp::exe = program, bp::args = args, bp::env = to_boost(command.env), (bp::std_out & bp::std_err) > output,
+                          bp::std_in < bp::null, ec);
     } else {
-        child = bp::child(bp::exe = program, bp::args = args, bp::env = to_boost(command.env),
-                          bp::start_dir = command.cwd.string(), (bp::std_out & bp::std_err) > output, bp::std_in < bp::null, ec);
+        child = bp::child(bp::exe = program, bp::args = args, bp::env = to_boost(command.env), bp::start_dir = command.cwd.string(),
+                          (bp::std_out & bp::std_err) > output, bp::std_in < bp::null, ec);
     }
     if (ec) {
         throw HarnessError(fmt::format("cannot run {}: {}", enquote(program), ec.message()));
@@ -151,7 +150,7 @@ struct RunningProcess::Impl {
     bp::child child;
     std::chrono::steady_clock::time_point start;
     std::optional<ExitStatus> status;
-    int output = -1;  ///< the pipe's read end
+    int output = -1; ///< the pipe's read end
 };
 
 RunningProcess::RunningProcess(const Command& command) : m_impl(std::make_unique<Impl>()) {

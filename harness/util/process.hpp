@@ -16,14 +16,14 @@ using Environment = std::vector<std::pair<std::string, std::string>>;
 
 struct Command {
     std::vector<std::string> argv;
-    Environment env;  ///< the child's whole environment
-    fs::path cwd;     ///< empty: inherit
+    Environment env; ///< the child's whole environment
+    fs::path cwd;    ///< empty: inherit
 };
 
 struct ExitStatus {
-    int code = 0;    ///< exit code when it exited
-    int signal = 0;  ///< terminating signal, 0 when it exited
-    std::string output;  ///< stdout and stderr, interleaved (run_command only)
+    int code = 0;       ///< exit code when it exited
+    int signal = 0;     ///< terminating signal, 0 when it exited
+    std::string output; ///< stdout and stderr, interleaved (run_command only)
     double seconds = 0;
 
     bool ok() const { return signal == 0 && code == 0; }

@@ -11,8 +11,8 @@ bool is_safe_token(std::string_view value) {
     }
     for (const char c : value) {
         const auto u = static_cast<unsigned char>(c);
-        if (!(std::isalnum(u) || c == '_' || c == '@' || c == '%' || c == '+' || c == '=' ||
-              c == ':' || c == ',' || c == '.' || c == '/' || c == '-')) {
+        if (!(std::isalnum(u) || c == '_' || c == '@' || c == '%' || c == '+' || c == '=' || c == ':' || c == ',' || c == '.' ||
+              c == '/' || c == '-')) {
             return false;
         }
     }
@@ -65,7 +65,7 @@ bool is_plain_number_or_bool(std::string_view value) {
             digits = true;
         } else if (value[i] == '.' && !dot && digits) {
             dot = true;
-            digits = false;  // a digit must follow the dot
+            digits = false; // a digit must follow the dot
         } else {
             return false;
         }
@@ -85,7 +85,7 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
         return 1;
     }
     std::size_t length = 0;
-    unsigned char low = 0x80;  // the second byte's range excludes overlong and surrogate forms
+    unsigned char low = 0x80; // the second byte's range excludes overlong and surrogate forms
     unsigned char high = 0xbf;
     if (lead >= 0xc2 && lead <= 0xdf) {
         length = 2;
@@ -203,8 +203,6 @@ std::string toml_scalar(std::string_view value) {
     return is_plain_number_or_bool(value) ? std::string(value) : json_string(value);
 }
 
-std::string json_scalar(std::string_view value) {
-    return is_plain_number_or_bool(value) ? std::string(value) : json_string(value);
-}
+std::string json_scalar(std::string_view value) { return is_plain_number_or_bool(value) ? std::string(value) : json_string(value); }
 
 } // namespace harness

@@ -15,9 +15,7 @@ ScratchSpaceError::ScratchSpaceError(const fs::path& where, int error_number)
                                std::strerror(error_number)),
                    k_exit_failure) {}
 
-bool is_out_of_space(int error_number) {
-    return error_number == ENOSPC || error_number == EDQUOT || error_number == EROFS;
-}
+bool is_out_of_space(int error_number) { return error_number == ENOSPC || error_number == EDQUOT || error_number == EROFS; }
 
 void throw_if_out_of_space(int error_number, const fs::path& where) {
     if (is_out_of_space(error_number)) {

@@ -27,8 +27,7 @@ class DocumentBounds final : public YAML::EventHandler {
 public:
     explicit DocumentBounds(std::string display_name)
         : m_display_name(std::move(display_name)), m_max_nodes(input_limit(InputLimit::yaml_nodes)),
-          m_max_expanded(input_limit(InputLimit::yaml_expanded_nodes)),
-          m_max_depth(input_limit(InputLimit::nesting_depth)) {}
+          m_max_expanded(input_limit(InputLimit::yaml_expanded_nodes)), m_max_depth(input_limit(InputLimit::nesting_depth)) {}
 
     void OnDocumentStart(const YAML::Mark&) override {}
     void OnDocumentEnd() override {}
@@ -57,8 +56,8 @@ private:
     };
     struct Open {
         bool map = false;
-        std::uint64_t children = 0;  ///< events seen directly inside: keys and values alternate in a map
-        std::uint64_t expanded = 1;  ///< this collection's nodes, aliases expanded
+        std::uint64_t children = 0; ///< events seen directly inside: keys and values alternate in a map
+        std::uint64_t expanded = 1; ///< this collection's nodes, aliases expanded
         YAML::anchor_t anchor = 0;
     };
 
@@ -137,7 +136,7 @@ YAML::Node parse_yaml_bounded(const std::string& text, const std::string& displa
             std::istringstream stream(text);
             YAML::Parser parser(stream);
             DocumentBounds bounds(display_name);
-            parser.HandleNextDocument(bounds);  // YAML::Load, too, reads the first document only
+            parser.HandleNextDocument(bounds); // YAML::Load, too, reads the first document only
         }
         return YAML::Load(text);
     } catch (const YAML::Exception& e) {

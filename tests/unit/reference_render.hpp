@@ -12,7 +12,7 @@ namespace harness::test {
 struct ReferenceRender {
     Plan plan;
     Diagnostics diagnostics;
-    RenderedRun run;  ///< rendered even when planning found problems (what a run without --strict gets)
+    RenderedRun run; ///< rendered even when planning found problems (what a run without --strict gets)
 
     /// The rendered file `name` (launch.sbatch, train.toml, remote.sh...); fails the test when absent.
     const std::string& file(const std::string& name) const;

@@ -69,8 +69,8 @@ struct CraftedEntry {
     std::string path;
     unsigned type = AE_IFREG;
     std::string content;
-    std::string link;     // symlink target
-    std::string hardlink; // hard link target
+    std::string link;       // symlink target
+    std::string hardlink;   // hard link target
     std::int64_t zeros = 0; // a file of this many zero bytes instead of `content`
 };
 
@@ -160,9 +160,7 @@ TEST_CASE("packing the same tree twice gives the same bytes", "[archive]") {
     write_tar_zst(dir.path() / "run", "bundle", dir.path() / "first.tar.zst", 2);
     const std::string first = sha256_file(dir.path() / "first.tar.zst");
 
-    SECTION("again, unchanged") {
-        write_tar_zst(dir.path() / "run", "bundle", dir.path() / "second.tar.zst", 2);
-    }
+    SECTION("again, unchanged") { write_tar_zst(dir.path() / "run", "bundle", dir.path() / "second.tar.zst", 2); }
     SECTION("after new mtimes and permissions that do not matter") {
         const auto later = fs::file_time_type::clock::now() + std::chrono::hours(5);
         for (const auto& entry : fs::recursive_directory_iterator(dir.path() / "run")) {
@@ -211,9 +209,9 @@ TEST_CASE("entries are sorted by path with fixed owner, time and modes", "[archi
             CHECK(entry.perm == (entry.path == "bundle/scripts/launch.sh" ? 0755u : 0644u));
         }
     }
-    CHECK(paths == std::vector<std::string>{"bundle/", "bundle/a-b", "bundle/empty/", "bundle/kineto_trace_0.json",
-                                            "bundle/logs/", "bundle/logs/rank0.log", "bundle/logs/r\xc3\xa9sum\xc3\xa9 \"quoted\".log", "bundle/run.yaml",
-                                            "bundle/scripts/", "bundle/scripts/launch.sh", "bundle/zero"});
+    CHECK(paths == std::vector<std::string>{"bundle/", "bundle/a-b", "bundle/empty/", "bundle/kineto_trace_0.json", "bundle/logs/",
+                                            "bundle/logs/rank0.log", "bundle/logs/r\xc3\xa9sum\xc3\xa9 \"quoted\".log",
+                                            "bundle/run.yaml", "bundle/scripts/", "bundle/scripts/launch.sh", "bundle/zero"});
 }
 
 TEST_CASE("a packed tree unpacks to the same files", "[archive]") {
@@ -357,8 +355,7 @@ TEST_CASE("unpacking wants a fresh directory and a whole zstd archive", "[archiv
     SECTION("an existing target is refused and kept") {
         fs::create_directories(dir.path() / "dest");
         write_file_atomic(dir.path() / "dest" / "mine", "keep me");
-        CHECK_THROWS_WITH(extract_tar_zst_safely(dir.path() / "out.tar.zst", dir.path() / "dest"),
-                          Catch::Contains("already exists"));
+        CHECK_THROWS_WITH(extract_tar_zst_safely(dir.path() / "out.tar.zst", dir.path() / "dest"), Catch::Contains("already exists"));
         CHECK(read_file(dir.path() / "dest" / "mine") == "keep me");
     }
     SECTION("a truncated archive") {
@@ -479,7 +476,7 @@ TEST_CASE("the worker count does not change the bytes", "[archive]") {
     TempDir dir;
     std::string text;
     std::uint64_t state = 88172645463325252ULL;
-    while (text.size() < (std::size_t{5} << 20)) {  // five compression jobs
+    while (text.size() < (std::size_t{5} << 20)) { // five compression jobs
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
@@ -530,7 +527,7 @@ TEST_CASE("packing a 1 GB file keeps memory bounded", "[.slow]") {
     rusage after{};
     getrusage(RUSAGE_SELF, &after);
     WARN("packed " << fs::file_size(dir.path() / "run" / "kineto_trace_0.json") << " bytes into "
-                   << fs::file_size(dir.path() / "out.tar.zst") << " in " << seconds << " s; peak RSS before "
-                   << before.ru_maxrss << " KiB, after " << after.ru_maxrss << " KiB");
+                   << fs::file_size(dir.path() / "out.tar.zst") << " in " << seconds << " s; peak RSS before " << before.ru_maxrss
+                   << " KiB, after " << after.ru_maxrss << " KiB");
     CHECK(after.ru_maxrss < 128 * 1024);
 }

@@ -54,7 +54,7 @@ TEST_CASE("a manifest check lists every problem at once", "[manifest]") {
     const fs::path bundle = make_bundle(dir);
     std::string trace = read_file(bundle / "kineto_trace_1.json");
     trace[3] = 'X';
-    write_file_atomic(bundle / "kineto_trace_1.json", trace);        // same size, one byte flipped
+    write_file_atomic(bundle / "kineto_trace_1.json", trace);          // same size, one byte flipped
     write_file_atomic(bundle / "tiny.yaml", "name: tiny\nextra: 1\n"); // another size
     fs::remove(bundle / "logs" / "rank0.log");
     dir.write("tiny/scripts/added.sh", "echo added\n");
@@ -102,14 +102,21 @@ TEST_CASE("malformed records are reported one by one and the rest still checked"
     dir.write("b/a.txt", "a");
     dir.write("b/b.txt", "b");
     const std::string a_sha = sha256_hex("a");
-    write_file_atomic(bundle / k_manifest_name,
-                      R"({"format": 1, "files": [)"
-                      R"({"path": "a.txt", "size": 1, "sha256": ")" + a_sha + R"("},)"
-                      R"({"path": "a.txt", "size": 1, "sha256": ")" + a_sha + R"("},)"
-                      R"({"path": "../../etc/passwd", "size": 1, "sha256": ")" + a_sha + R"("},)"
-                      R"({"path": "b.txt", "size": -1, "sha256": ")" + a_sha + R"("},)"
-                      R"({"path": "c.txt", "size": 1, "sha256": "ABC"},)"
-                      R"({"size": 1}]})");
+    write_file_atomic(bundle / k_manifest_name, R"({"format": 1, "files": [)"
+                                                R"({"path": "a.txt", "size": 1, "sha256": ")" +
+                                                    a_sha +
+                                                    R"("},)"
+                                                    R"({"path": "a.txt", "size": 1, "sha256": ")" +
+                                                    a_sha +
+                                                    R"("},)"
+                                                    R"({"path": "../../etc/passwd", "size": 1, "sha256": ")" +
+                                                    a_sha +
+                                                    R"("},)"
+                                                    R"({"path": "b.txt", "size": -1, "sha256": ")" +
+                                                    a_sha +
+                                                    R"("},)"
+                                                    R"({"path": "c.txt", "size": 1, "sha256": "ABC"},)"
+                                                    R"({"size": 1}]})");
     const std::vector<std::string> problems = describe(check_manifest(bundle));
     INFO(Catch::Detail::stringify(problems));
     REQUIRE(problems.size() == 7);

@@ -52,8 +52,8 @@ std::string varied_text(std::size_t size) {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        text += "{\"ph\": \"X\", \"name\": \"kernel_" + std::to_string(state % 997) + "\", \"ts\": " +
-                std::to_string(state % 100000000) + ", \"dur\": " + std::to_string(state % 4093) + "},\n";
+        text += "{\"ph\": \"X\", \"name\": \"kernel_" + std::to_string(state % 997) +
+                "\", \"ts\": " + std::to_string(state % 100000000) + ", \"dur\": " + std::to_string(state % 4093) + "},\n";
     }
     return text + "{}]}\n";
 }
@@ -167,9 +167,9 @@ TEST_CASE("the bundle has the documented layout with manifest.json last and righ
     const std::string top = k_id + "/";
     CHECK(paths == std::vector<std::string>{top, top + "kineto_trace_0.json", top + "kineto_trace_1.json", top + "logs/",
                                             top + "logs/rank_0.log", top + "logs/rank_1.log", top + "provenance.json",
-                                            top + "run.json", top + "scripts/", top + "scripts/card.yaml",
-                                            top + "scripts/env.sh", top + "scripts/launch.sh", top + "scripts/plan.json",
-                                            top + "scripts/train.py", top + k_id + ".yaml", top + "manifest.json"});
+                                            top + "run.json", top + "scripts/", top + "scripts/card.yaml", top + "scripts/env.sh",
+                                            top + "scripts/launch.sh", top + "scripts/plan.json", top + "scripts/train.py",
+                                            top + k_id + ".yaml", top + "manifest.json"});
     CHECK(result.files == 13);
     for (const Listed& entry : entries) {
         INFO(entry.path);
@@ -355,7 +355,7 @@ TEST_CASE("an interrupted pack leaves no bundle and no temporary file", "[pack]"
         options.out_file = out;
         options.on_entry = [](const std::string& entry) {
             if (entry == "logs/") {
-                ::raise(SIGINT);  // mid-pack: traces are already in the temporary archive
+                ::raise(SIGINT); // mid-pack: traces are already in the temporary archive
             }
         };
         const int code = exit_code_of([&] { pack_run(run, options); });

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 using namespace harness;
-using harness::test::TempDir;
 using harness::test::gzip;
+using harness::test::TempDir;
 
 namespace {
 
@@ -24,8 +24,8 @@ const std::string k_kineto = R"({"schemaVersion":1,"traceEvents":[)"
                              "\n";
 
 /// An XLA trace with one StepMarker, gzip'd.
-const std::string k_xla_gz =
-    gzip(R"({"traceEvents":[{"name":"StepMarker","ph":"X","ts":0,"dur":5},{"name":"all-reduce.1","ph":"X","ts":1,"dur":1}]})");
+const std::string k_xla_gz = gzip(
+    R"({"traceEvents":[{"name":"StepMarker","ph":"X","ts":0,"dur":5},{"name":"all-reduce.1","ph":"X","ts":1,"dur":1}]})");
 
 TraceCheck check_text(const TempDir& dir, const std::string& name, const std::string& text) {
     return check_trace(dir.write(name, text));
@@ -90,9 +90,7 @@ const char* k_provenance = R"({
 }
 )";
 
-void seal(const fs::path& bundle) {
-    write_file_atomic(bundle / k_manifest_name, make_manifest(bundle, "0.1.0").dump());
-}
+void seal(const fs::path& bundle) { write_file_atomic(bundle / k_manifest_name, make_manifest(bundle, "0.1.0").dump()); }
 
 /// TempDir/run-x/: everything docs/bundle.md asks for, sealed with its manifest.
 fs::path make_bundle(const TempDir& dir) {
@@ -116,9 +114,8 @@ std::vector<std::string> lines(const BundleReport& report) {
 }
 
 bool names(const BundleReport& report, const std::string& path, const std::string& fragment = "") {
-    return std::any_of(report.problems.begin(), report.problems.end(), [&](const BundleProblem& p) {
-        return p.path == path && p.message.find(fragment) != std::string::npos;
-    });
+    return std::any_of(report.problems.begin(), report.problems.end(),
+                       [&](const BundleProblem& p) { return p.path == path && p.message.find(fragment) != std::string::npos; });
 }
 
 void flip_byte(const fs::path& file, std::size_t at) {
@@ -155,8 +152,9 @@ TEST_CASE("a Kineto trace reports its events and distinct ProfilerStep numbers",
 
 TEST_CASE("a legacy autograd array is read as such", "[verify]") {
     TempDir dir;
-    const TraceCheck check =
-        check_text(dir, "kineto_trace_0.json", R"([{"name":"ProfilerStep#0","ph":"X","ts":0,"dur":5},{"name":"aten::add","ph":"X","ts":1,"dur":1}])");
+    const TraceCheck check = check_text(
+        dir, "kineto_trace_0.json",
+        R"([{"name":"ProfilerStep#0","ph":"X","ts":0,"dur":5},{"name":"aten::add","ph":"X","ts":1,"dur":1}])");
     CHECK(check.problem.empty());
     CHECK(check.form == "legacy-array");
     CHECK(check.events == 2);
@@ -166,11 +164,11 @@ TEST_CASE("a legacy autograd array is read as such", "[verify]") {
 TEST_CASE("XLA traces count MaxText's step frames, else StepMarker", "[verify]") {
     TempDir dir;
     SECTION("step frames win over StepMarker") {
-        const TraceCheck check =
-            check_text(dir, "host0.trace.json",
-                       R"({"displayTimeUnit":"ns","traceEvents":[{"name":"$core.py:331 step","ph":"X","ts":0,"dur":9},)"
-                       R"({"name":"$core.py:331 step","ph":"X","ts":10,"dur":9},{"name":"StepMarker","ph":"X","ts":0,"dur":9},)"
-                       R"({"name":"$core.py step","ph":"X","ts":0,"dur":9}]})");
+        const TraceCheck check = check_text(
+            dir, "host0.trace.json",
+            R"({"displayTimeUnit":"ns","traceEvents":[{"name":"$core.py:331 step","ph":"X","ts":0,"dur":9},)"
+            R"({"name":"$core.py:331 step","ph":"X","ts":10,"dur":9},{"name":"StepMarker","ph":"X","ts":0,"dur":9},)"
+            R"({"name":"$core.py step","ph":"X","ts":0,"dur":9}]})");
         CHECK(check.problem.empty());
         CHECK(check.form == "xla");
         CHECK(check.steps == 2);
@@ -197,13 +195,14 @@ TEST_CASE("XLA traces count MaxText's step frames, else StepMarker", "[verify]")
 
 TEST_CASE("inference traces fall back to the vLLM and SGLang step markers", "[verify]") {
     TempDir dir;
-    const TraceCheck vllm = check_text(dir, "kineto_trace_0.json",
-                                       R"x({"traceEvents":[{"name":"execute_context_0(1)","cat":"user_annotation","ph":"X","ts":0,"dur":1},)x"
-                                       R"x({"name":"execute_context_1(1)","cat":"cpu_op","ph":"X","ts":1,"dur":1}]})x");
+    const TraceCheck vllm = check_text(
+        dir, "kineto_trace_0.json",
+        R"x({"traceEvents":[{"name":"execute_context_0(1)","cat":"user_annotation","ph":"X","ts":0,"dur":1},)x"
+        R"x({"name":"execute_context_1(1)","cat":"cpu_op","ph":"X","ts":1,"dur":1}]})x");
     CHECK(vllm.step_marker == "execute_context_*");
     CHECK(vllm.steps == 1);
-    const TraceCheck sglang =
-        check_text(dir, "kineto_trace_1.json", R"({"traceEvents":[{"name":"run_batch","cat":"python_function","ph":"X","ts":0,"dur":1}]})");
+    const TraceCheck sglang = check_text(dir, "kineto_trace_1.json",
+                                         R"({"traceEvents":[{"name":"run_batch","cat":"python_function","ph":"X","ts":0,"dur":1}]})");
     CHECK(sglang.step_marker == "run_batch");
     CHECK(sglang.steps == 1);
 }
@@ -222,20 +221,19 @@ TEST_CASE("a truncated trace says where it ends", "[verify]") {
 TEST_CASE("malformed JSON gives the byte offset of the error", "[verify]") {
     TempDir dir;
     // The missing comma is at byte 28, well before the end: not a truncation.
-    const TraceCheck check =
-        check_text(dir, "kineto_trace_0.json", R"({"traceEvents":[{"name":"a" "ts":1},{"name":"b"}]})");
+    const TraceCheck check = check_text(dir, "kineto_trace_0.json", R"({"traceEvents":[{"name":"a" "ts":1},{"name":"b"}]})");
     CHECK(check.problem.rfind("not valid JSON at byte 28: ", 0) == 0);
     // A truncated file with an earlier error is reported at the error, not as truncated.
-    CHECK(check_text(dir, "kineto_trace_1.json", R"({"traceEvents":[{"a":tru}],"x":[)")
-              .problem.rfind("not valid JSON at byte 21", 0) == 0);
+    CHECK(
+        check_text(dir, "kineto_trace_1.json", R"({"traceEvents":[{"a":tru}],"x":[)").problem.rfind("not valid JSON at byte 21", 0) ==
+        0);
 }
 
 TEST_CASE("the wrong top-level type, no traceEvents, no steps and emptiness are problems", "[verify]") {
     TempDir dir;
     CHECK(check_text(dir, "kineto_trace_0.json", "42").problem.find("the top level is a number") == 0);
     CHECK(check_text(dir, "kineto_trace_0.json", "\"trace\"").problem.find("the top level is a string") == 0);
-    CHECK(check_text(dir, "kineto_trace_0.json", R"({"events":[]})").problem ==
-          "a JSON object without a \"traceEvents\" array");
+    CHECK(check_text(dir, "kineto_trace_0.json", R"({"events":[]})").problem == "a JSON object without a \"traceEvents\" array");
     CHECK(check_text(dir, "kineto_trace_0.json", "").problem == "empty file");
     const TraceCheck no_steps = check_text(dir, "kineto_trace_0.json", R"({"traceEvents":[{"name":"aten::mm"}]})");
     CHECK(no_steps.form == "kineto");
@@ -253,7 +251,7 @@ TEST_CASE("trace file names: the ones bundles use and the common wrong ones", "[
     // Kept compressed by collection and pack: the CCL-Bench tools open .json.gz too (trace_names).
     CHECK(kineto_trace_rank("kineto_trace_1.json.gz") == 1);
     CHECK(is_trace_file_name("kineto_trace_1.json.gz"));
-    CHECK_FALSE(is_trace_file_name("host.xplane.pb"));  // not JSON: verify does not parse it
+    CHECK_FALSE(is_trace_file_name("host.xplane.pb")); // not JSON: verify does not parse it
     CHECK(is_trace_file_name("t1v-n-0.trace.json.gz"));
     CHECK_FALSE(is_trace_file_name("worker0.1700000000.pt.trace.json"));
     CHECK(misplaced_trace_problem("rank3_trace.json").find("expected kineto_trace_3.json") != std::string::npos);
@@ -331,8 +329,7 @@ TEST_CASE("content problems under a matching manifest are found", "[verify]") {
         fs::remove(bundle / "kineto_trace_1.json");
         seal(bundle);
         const BundleReport report = verify_bundle(bundle);
-        CHECK(names(report, "run-x.yaml:26:20",
-                    "card says total_count: 2 but the bundle has 1 rank trace (kineto_trace_0)"));
+        CHECK(names(report, "run-x.yaml:26:20", "card says total_count: 2 but the bundle has 1 rank trace (kineto_trace_0)"));
     }
     SECTION("a compressed trace is a trace, as pack keeps it") {
         fs::remove(bundle / "kineto_trace_1.json");
@@ -399,7 +396,8 @@ TEST_CASE("content problems under a matching manifest are found", "[verify]") {
         seal(bundle);
         const BundleReport report = verify_bundle(bundle);
         INFO(Catch::Detail::stringify(lines(report)));
-        CHECK(names(report, "kineto_trace_0.json", fmt::format("{} ProfilerStep markers, but the run was planned to trace {}", steps, steps - 1)));
+        CHECK(names(report, "kineto_trace_0.json",
+                    fmt::format("{} ProfilerStep markers, but the run was planned to trace {}", steps, steps - 1)));
         CHECK(names(report, "kineto_trace_1.json", "planned to trace"));
         // A plan that counts no steps (serving engines) or predates traced_steps is not checked.
         dir.write("run-x/scripts/plan.json", R"({"profile": {"active": 1, "traced_steps": 0}})");

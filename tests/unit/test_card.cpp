@@ -96,9 +96,7 @@ TEST_CASE("bandwidth must be [scale_out, scale_up]") {
         CHECK(!card.diagnostics().has_errors());
         CHECK(has(card.diagnostics(), Severity::warning, "expected [scale_out, scale_up] in Gbps, got 1 entry"));
     }
-    SECTION("N/A is accepted") {
-        CHECK(parse(card_with("[200, 2400]", "[N/A, 800]")).diagnostics().items().empty());
-    }
+    SECTION("N/A is accepted") { CHECK(parse(card_with("[200, 2400]", "[N/A, 800]")).diagnostics().items().empty()); }
     SECTION("words are errors") {
         CHECK(has(parse(card_with("[200, 2400]", "[fast, 800]")).diagnostics(), Severity::error,
                   "bandwidth_gbps[0]: expected a bandwidth in Gbps or \"N/A\", got \"fast\""));
@@ -121,7 +119,8 @@ TEST_CASE("--set overrides a field and errors point at the flag") {
     doc.set("launch.steps=30");
     const WorkloadCard card = WorkloadCard::from_document(doc);
     CHECK(has(card.diagnostics(), Severity::error,
-              "--set Model-executor.model_plan_parallelization.tp=four: Model-executor.model_plan_parallelization.tp: expected a positive integer"));
+              "--set Model-executor.model_plan_parallelization.tp=four: Model-executor.model_plan_parallelization.tp: expected a "
+              "positive integer"));
     YamlDocument ok = YamlDocument::parse(k_card, "card.yaml");
     ok.set("launch.steps=30");
     ok.set("launch.env.NEW_VAR=1");
@@ -135,7 +134,7 @@ TEST_CASE("malformed --set assignments are input errors") {
     CHECK_THROWS_AS(doc.set("no-equals-sign"), HarnessError);
     CHECK_THROWS_AS(doc.set("=value"), HarnessError);
     CHECK_THROWS_AS(doc.set("a..b=1"), HarnessError);
-    CHECK_THROWS_AS(doc.set("description.x=1"), HarnessError);  // description is a string
+    CHECK_THROWS_AS(doc.set("description.x=1"), HarnessError); // description is a string
     CHECK_THROWS_AS(doc.set("launch.steps=[unclosed"), HarnessError);
 }
 
@@ -151,7 +150,7 @@ TEST_CASE("--set paths are checked against the card's field table") {
         CHECK(unknown_field_reason(spec, "launch").empty());
         CHECK(unknown_field_reason(spec, "Model-executor.model_plan_parallelization.tp").empty());
         CHECK(unknown_field_reason(spec, "workload.data.max-num-seqs").empty());
-        CHECK(unknown_field_reason(spec, "workload.model.num_layers").empty());  // its old place, read with a warning
+        CHECK(unknown_field_reason(spec, "workload.model.num_layers").empty()); // its old place, read with a warning
     }
     SECTION("any key of an env block, anything below a free-form field") {
         CHECK(unknown_field_reason(spec, "launch.env.NCCL_DEBUG").empty());
@@ -177,14 +176,11 @@ TEST_CASE("--set paths are checked against the card's field table") {
     SECTION("nothing lives below a value, or below an env variable") {
         CHECK(unknown_field_reason(spec, "launch.steps.count") ==
               "unknown field \"launch.steps.count\": \"launch.steps\" holds a value, not fields");
-        CHECK(unknown_field_reason(spec, "launch.env.A.B") == "unknown field \"launch.env.A.B\": \"launch.env.A\" holds a single value");
+        CHECK(unknown_field_reason(spec, "launch.env.A.B") ==
+              "unknown field \"launch.env.A.B\": \"launch.env.A\" holds a single value");
     }
-    SECTION("a top-level section is unknown deeper down") {
-        CHECK_FALSE(unknown_field_reason(spec, "workload.launch.steps").empty());
-    }
-    SECTION("malformed paths are left to YamlDocument::set") {
-        CHECK(unknown_field_reason(spec, "launch..steps").empty());
-    }
+    SECTION("a top-level section is unknown deeper down") { CHECK_FALSE(unknown_field_reason(spec, "workload.launch.steps").empty()); }
+    SECTION("malformed paths are left to YamlDocument::set") { CHECK(unknown_field_reason(spec, "launch..steps").empty()); }
 }
 
 TEST_CASE("check_card_paths throws an input error naming the flag and the assignment") {

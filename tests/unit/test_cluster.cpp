@@ -119,7 +119,8 @@ TEST_CASE("--cluster NAME finds user profiles before the shipped ones") {
             FAIL("no error");
         } catch (const HarnessError& error) {
             CHECK(error.code() == k_exit_usage);
-            CHECK_THAT(std::string(error.what()), Catch::Contains((user_dir / "broken.yaml").string() + ":2:12: scheduler: expected one of"));
+            CHECK_THAT(std::string(error.what()),
+                       Catch::Contains((user_dir / "broken.yaml").string() + ":2:12: scheduler: expected one of"));
         }
     }
     SECTION("an unknown name lists the names of both places and the directories searched") {
@@ -167,7 +168,8 @@ TEST_CASE("--cluster PATH names a profile file") {
     CHECK(relative.name == "mine");
 
     SECTION("a missing file") {
-        CHECK_THROWS_WITH(ClusterProfile::find((dir.path() / "nope.yaml").string()), Catch::Contains("nope.yaml") && Catch::Contains("no such file"));
+        CHECK_THROWS_WITH(ClusterProfile::find((dir.path() / "nope.yaml").string()),
+                          Catch::Contains("nope.yaml") && Catch::Contains("no such file"));
     }
     SECTION("checked like any profile, with file:line") {
         const fs::path other = dir.write("other.yaml", local_profile_named("somebody"));

@@ -22,10 +22,13 @@ std::string card_text(const std::string& name, int steps, const std::string& ext
 
 std::string metrics_text(const std::string& step, const std::string& mfu_value = "null") {
     return R"({"format": 1, "mode": "default", "metrics": {)"
-           R"("avg_step_time": {"value": )" + step + R"(, "unit": "s", "why": ""},)"
+           R"("avg_step_time": {"value": )" +
+           step +
+           R"(, "unit": "s", "why": ""},)"
            R"("total_communication_time": {"value": 0.4, "unit": "s", "why": ""},)"
            R"("compute_comm_overlap": {"value": 25, "unit": "%", "why": ""},)"
-           R"("mfu": {"value": )" + mfu_value + R"(, "unit": "%", "why": "no peak FLOP/s known for xpu_spec.model \"cpu\""}}})";
+           R"("mfu": {"value": )" +
+           mfu_value + R"(, "unit": "%", "why": "no peak FLOP/s known for xpu_spec.model \"cpu\""}}})";
 }
 
 /// An unpacked bundle <dir>/<name>/ with a card, metrics.json, a run record and its manifest.
@@ -135,16 +138,12 @@ TEST_CASE("compare refuses bad input with one clear error", "[compare]") {
     };
 
     SECTION("one input") { CHECK_THAT(message({a}), Catch::Contains("two or more")); }
-    SECTION("a missing path") {
-        CHECK_THAT(message({a, dir.path() / "nope"}), Catch::Contains("nope: no such file or directory"));
-    }
+    SECTION("a missing path") { CHECK_THAT(message({a, dir.path() / "nope"}), Catch::Contains("nope: no such file or directory")); }
     SECTION("a directory that is neither bundle nor run") {
         fs::create_directories(dir.path() / "empty");
         CHECK_THAT(message({a, dir.path() / "empty"}), Catch::Contains("neither a bundle"));
     }
-    SECTION("a file that is not a bundle") {
-        CHECK_THAT(message({a, dir.write("notes.txt", "hi")}), Catch::Contains("not a bundle"));
-    }
+    SECTION("a file that is not a bundle") { CHECK_THAT(message({a, dir.write("notes.txt", "hi")}), Catch::Contains("not a bundle")); }
     SECTION("a tampered bundle") {
         write_file_atomic(b / "metrics.json", metrics_text("0.001"));
         CHECK_THAT(message({a, b}), Catch::Contains("does not match its manifest"));

@@ -23,9 +23,7 @@ std::string with_runtime(const std::string& runtime, const std::string& image = 
     return card_with("    image: " + k_digest + "\n", "    image: " + image + "\n    runtime: " + runtime + "\n");
 }
 
-bool mentions(const Diagnostics& diagnostics, const std::string& text) {
-    return diagnostics.format().find(text) != std::string::npos;
-}
+bool mentions(const Diagnostics& diagnostics, const std::string& text) { return diagnostics.format().find(text) != std::string::npos; }
 
 } // namespace
 
@@ -74,12 +72,11 @@ TEST_CASE("Perlmutter runs podman-hpc with the plugin of the image's CUDA major"
     CHECK(plan.container_runtime == "podman-hpc");
     CHECK(plan.cuda_major == 12);
     CHECK(plan.nccl_plugin == "--nccl");
-    CHECK(plan.cpus_per_task == 128);  // torchrun: one task per node has the whole node
+    CHECK(plan.cpus_per_task == 128); // torchrun: one task per node has the whole node
     Diagnostics cu13;
     CHECK(plan_of(card_with("driver_version: cuda_12.4", "driver_version: cuda_13.0"), cu13).nccl_plugin == "--nccl-cu13");
     Diagnostics shifter12;
-    CHECK(plan_of(with_runtime("shifter", "nvcr.io/nvidia/pytorch:25.09-py3"), shifter12, false).nccl_plugin ==
-          "gpu,nccl-plugin");
+    CHECK(plan_of(with_runtime("shifter", "nvcr.io/nvidia/pytorch:25.09-py3"), shifter12, false).nccl_plugin == "gpu,nccl-plugin");
 }
 
 TEST_CASE("container problems name the field and the fix") {

@@ -150,7 +150,8 @@ TEST_CASE("every plan.json value has the origin make_plan recorded") {
         const auto values = explain_plan(plan);
         REQUIRE(values.size() > 30);
         CHECK(values.front().field == "card");
-        const auto world = std::find_if(values.begin(), values.end(), [](const ExplainedValue& v) { return v.field == "geometry.world_size"; });
+        const auto world = std::find_if(values.begin(), values.end(),
+                                        [](const ExplainedValue& v) { return v.field == "geometry.world_size"; });
         REQUIRE(world != values.end());
         CHECK(world->value.as_int() == 16);
     }

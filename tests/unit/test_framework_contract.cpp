@@ -39,10 +39,10 @@ TEST_CASE("a contract is found by framework or repository name and ref") {
     const auto by_repo = find_contract(plan_of("vllm", "https://github.com/vllm-project/tpu-inference.git/", "v2"), dir.path());
     REQUIRE(by_repo);
     CHECK(by_repo->options.count("--model") == 1);
-    CHECK_FALSE(find_contract(plan_of("demo", "", "v2"), dir.path()));      // another ref
-    CHECK_FALSE(find_contract(plan_of("demo", "", ""), dir.path()));        // no ref pinned
+    CHECK_FALSE(find_contract(plan_of("demo", "", "v2"), dir.path()));         // another ref
+    CHECK_FALSE(find_contract(plan_of("demo", "", ""), dir.path()));           // no ref pinned
     CHECK_FALSE(find_contract(plan_of("demo", "", "../demo-v1"), dir.path())); // never outside the directory
-    CHECK_FALSE(find_contract(plan_of("broken", "", "v1"), dir.path()));    // unreadable: no contract, no throw
+    CHECK_FALSE(find_contract(plan_of("broken", "", "v1"), dir.path()));       // unreadable: no contract, no throw
 }
 
 TEST_CASE("launch.args outside a contract: option names for argparse, keys for pyconfig") {
@@ -50,7 +50,8 @@ TEST_CASE("launch.args outside a contract: option names for argparse, keys for p
     argparse.parser = "argparse";
     argparse.options = {"--hidden-size", "--bf16"};
     CHECK(args_outside_contract({"--hidden-size", "64", "--bf16", "--hidden-size=32"}, argparse).empty());
-    CHECK(args_outside_contract({"--hiden-size=3", "--bf16", "value", "-x", "--"}, argparse) == std::vector<std::string>{"--hiden-size=3"});
+    CHECK(args_outside_contract({"--hiden-size=3", "--bf16", "value", "-x", "--"}, argparse) ==
+          std::vector<std::string>{"--hiden-size=3"});
     FrameworkContract pyconfig;
     pyconfig.parser = "pyconfig";
     pyconfig.options = {"steps", "dtype"};

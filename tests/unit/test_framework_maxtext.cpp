@@ -57,7 +57,8 @@ TEST_CASE("each card field that describes the MaxText run changes the render or 
     SECTION("model family") {
         // The card's launch.args name the model too: drop them to let the family decide.
         const std::string base = with(card, "  args:\n    - model_name=deepseek2-16b\n", "");
-        const Rendered r = render(with(with(base, "model_family: deepseek-v2-16b", "model_family: llama-3.1-8b"), "moe: true", "moe: false"));
+        const Rendered r = render(
+            with(with(base, "model_family: deepseek-v2-16b", "model_family: llama-3.1-8b"), "moe: true", "moe: false"));
         CHECK(has_arg(r, "model_name=llama3.1-8b"));
         const Rendered unknown = render(with(base, "model_family: deepseek-v2-16b", "model_family: falcon-40b"));
         CHECK(unknown.diagnostics.format().find("falcon-40b is not supported for maxtext") != std::string::npos);
@@ -83,7 +84,8 @@ TEST_CASE("each card field that describes the MaxText run changes the render or 
         CHECK(has_arg(render(with(card, "seq_len: 1024", "seq_len: 2048")), "max_target_length=2048"));
         CHECK(has_arg(render(with(card, "steps: 13", "steps: 20")), "steps=20"));
         // The window needs steps >= W + A (MaxText stops the profiler at steps - 1).
-        CHECK(render(with(card, "steps: 13", "steps: 9")).diagnostics.format().find("ends before the traced window") != std::string::npos);
+        CHECK(render(with(card, "steps: 13", "steps: 9")).diagnostics.format().find("ends before the traced window") !=
+              std::string::npos);
     }
     SECTION("window") {
         const Rendered r = render(with(card, "    warmup: 3\n    active: 5", "    warmup: 1\n    active: 2"));

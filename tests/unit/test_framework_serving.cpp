@@ -51,10 +51,10 @@ TEST_CASE("the vLLM reference card renders a profiler pass and a timed pass") {
     CHECK(has(r, "    --model Qwen/Qwen3-4B\n"));
     CHECK(has(r, "    --dtype bfloat16\n"));
     CHECK(has(r, "    --tensor-parallel-size 4\n"));
-    CHECK(has(r, "    --num-iters-warmup 5\n"));  // wait 0 + warmup 5: batch 6 is traced
+    CHECK(has(r, "    --num-iters-warmup 5\n")); // wait 0 + warmup 5: batch 6 is traced
     CHECK_FALSE(has(r, "--data-parallel-size"));
     CHECK_FALSE(has(r, "--enable-expert-parallel"));
-    CHECK_FALSE(has(r, "export VLLM_TORCH_PROFILER_DIR"));  // v0.19 reads --profiler-config only
+    CHECK_FALSE(has(r, "export VLLM_TORCH_PROFILER_DIR")); // v0.19 reads --profiler-config only
     // --profile skips --output-json (latency.py returns after the profiled batch): the timed pass
     // writes it, under nsys; the profiler pass has no nsys.
     const auto profile = r.script.find("--profile --profiler-config.profiler torch");
@@ -104,9 +104,7 @@ TEST_CASE("each card field that describes the vLLM run changes the render or is 
         CHECK(has(render(with(card, "wait: 0", "wait: 2")), "    --num-iters-warmup 7\n"));
         refused(render(with(card, "active: 1", "active: 2")), "launch.profile.active", "exactly one batch");
     }
-    SECTION("steps") {
-        CHECK(has(render(with(card, "steps: 10", "steps: 20")), "--num-iters 20 --output-json"));
-    }
+    SECTION("steps") { CHECK(has(render(with(card, "steps: 10", "steps: 20")), "--num-iters 20 --output-json")); }
     SECTION("phase") {
         refused(render(with(card, "phase: inference", "phase: training")), "workload.model.phase", "not supported for vllm");
     }
@@ -121,7 +119,8 @@ TEST_CASE("the SGLang reference card passes --strict, and ep > 1 on DeepSeek-MoE
 }
 
 TEST_CASE("each card field that describes the SGLang run changes the render or is refused") {
-    const std::string card = with(reference_card(k_sglang), "    ep: 1 # DeepSeek-MoE v1 in SGLang ignores --ep-size (docs/contracts/sglang-*.yaml)\n", k_ep);
+    const std::string card = with(reference_card(k_sglang),
+                                  "    ep: 1 # DeepSeek-MoE v1 in SGLang ignores --ep-size (docs/contracts/sglang-*.yaml)\n", k_ep);
     const Rendered base = render(card);
     INFO(base.diagnostics.format());
     REQUIRE_FALSE(base.diagnostics.has_errors());
@@ -162,8 +161,7 @@ TEST_CASE("each card field that describes the SGLang run changes the render or i
         CHECK(has(render(with(card, "warmup: 1", "warmup: 4")), "--profile-start-step 3 --profile-steps 1"));
         CHECK(has(render(with(card, "active: 1", "active: 3")), "--profile-start-step 0 --profile-steps 3"));
         CHECK(has(render(with(card, "warmup: 1", "warmup: 0")), "--profile-stage prefill\n"));
-        refused(render(with(with(card, "warmup: 1", "warmup: 0"), "active: 1", "active: 2")), "launch.profile.active",
-                "two files");
+        refused(render(with(with(card, "warmup: 1", "warmup: 0"), "active: 1", "active: 2")), "launch.profile.active", "two files");
         refused(render(with(with(card, "warmup: 1", "warmup: 128"), "steps: 10", "steps: 200")), "launch.profile.warmup",
                 "decode steps");
     }

@@ -55,39 +55,70 @@ TEST_CASE("each card field drives the rendered TorchTitan config") {
     struct Row {
         const char* field;
         std::vector<std::string> sets;
-        const char* file;  // "toml" or "sbatch"
+        const char* file; // "toml" or "sbatch"
         std::vector<std::string> expect;
         std::vector<std::string> absent;
     };
     const std::vector<Row> rows = {
-        {"model family", {"workload.model.model_family=qwen3-4b", "hf_url=https://huggingface.co/Qwen/Qwen3-4B"}, "toml",
-         {"name = \"qwen3\"\nflavor = \"4B\"\n", "hf_assets_path = \"Qwen/Qwen3-4B\""}, {"llama3"}},
-        {"model by Hugging Face id", {"workload.model.model_family=llama3-70b", "hf_url=https://huggingface.co/meta-llama/Llama-3.1-70B"}, "toml",
-         {"name = \"llama3\"\nflavor = \"70B\"\n"}, {"\"8B\""}},
-        {"MoE model", {"workload.model.model_family=qwen3-30b-a3b", "hf_url=https://huggingface.co/Qwen/Qwen3-30B-A3B"}, "toml",
-         {"flavor = \"30B-A3B\""}, {}},
+        {"model family",
+         {"workload.model.model_family=qwen3-4b", "hf_url=https://huggingface.co/Qwen/Qwen3-4B"},
+         "toml",
+         {"name = \"qwen3\"\nflavor = \"4B\"\n", "hf_assets_path = \"Qwen/Qwen3-4B\""},
+         {"llama3"}},
+        {"model by Hugging Face id",
+         {"workload.model.model_family=llama3-70b", "hf_url=https://huggingface.co/meta-llama/Llama-3.1-70B"},
+         "toml",
+         {"name = \"llama3\"\nflavor = \"70B\"\n"},
+         {"\"8B\""}},
+        {"MoE model",
+         {"workload.model.model_family=qwen3-30b-a3b", "hf_url=https://huggingface.co/Qwen/Qwen3-30B-A3B"},
+         "toml",
+         {"flavor = \"30B-A3B\""},
+         {}},
         {"precision", {"workload.model.precision=fp32"}, "toml", {"mixed_precision_param = \"float32\""}, {"bfloat16"}},
         {"dataset", {"workload.data.dataset=c4"}, "toml", {"dataset = \"c4\"\n"}, {"c4_test\""}},
         {"batch", {"workload.data.batch_size=32"}, "toml", {"local_batch_size = 8\nglobal_batch_size = 32\n"}, {}},
         {"sequence", {"workload.data.seq_len=4096"}, "toml", {"seq_len = 4096"}, {"seq_len = 2048"}},
         {"steps", {"launch.steps=12"}, "toml", {"steps = 12\n"}, {"steps = 10\n"}},
-        {"tp", {"Model-executor.model_plan_parallelization.tp=2", "Model-executor.model_plan_parallelization.dp_shard=8"}, "toml",
-         {"data_parallel_shard_degree = 8", "tensor_parallel_degree = 2"}, {}},
-        {"dp_replicate", {"Model-executor.model_plan_parallelization.dp_replicate=2", "Model-executor.model_plan_parallelization.dp_shard=2"},
-         "toml", {"data_parallel_replicate_degree = 2", "data_parallel_shard_degree = 2"}, {}},
-        {"pp", {"Model-executor.model_plan_parallelization.pp=2", "Model-executor.model_plan_parallelization.tp=2"}, "toml",
-         {"pipeline_parallel_degree = 2"}, {}},
-        {"cp", {"Model-executor.model_plan_parallelization.cp=2", "Model-executor.model_plan_parallelization.tp=2"}, "toml",
-         {"context_parallel_degree = 2"}, {}},
+        {"tp",
+         {"Model-executor.model_plan_parallelization.tp=2", "Model-executor.model_plan_parallelization.dp_shard=8"},
+         "toml",
+         {"data_parallel_shard_degree = 8", "tensor_parallel_degree = 2"},
+         {}},
+        {"dp_replicate",
+         {"Model-executor.model_plan_parallelization.dp_replicate=2", "Model-executor.model_plan_parallelization.dp_shard=2"},
+         "toml",
+         {"data_parallel_replicate_degree = 2", "data_parallel_shard_degree = 2"},
+         {}},
+        {"pp",
+         {"Model-executor.model_plan_parallelization.pp=2", "Model-executor.model_plan_parallelization.tp=2"},
+         "toml",
+         {"pipeline_parallel_degree = 2"},
+         {}},
+        {"cp",
+         {"Model-executor.model_plan_parallelization.cp=2", "Model-executor.model_plan_parallelization.tp=2"},
+         "toml",
+         {"context_parallel_degree = 2"},
+         {}},
         {"ep", {"Model-executor.model_plan_parallelization.ep=2"}, "toml", {"expert_parallel_degree = 2"}, {}},
         {"pp_mb", {"Model-executor.model_plan_parallelization.pp_mb=2"}, "toml", {"pipeline_parallel_microbatch_size = 2"}, {}},
-        {"window", {"launch.profile.wait=1", "launch.profile.warmup=3", "launch.profile.active=4"}, "toml",
-         {"profile_freq = 8\nprofiler_warmup = 3\nprofiler_active = 4\n"}, {}},
+        {"window",
+         {"launch.profile.wait=1", "launch.profile.warmup=3", "launch.profile.active=4"},
+         "toml",
+         {"profile_freq = 8\nprofiler_warmup = 3\nprofiler_active = 4\n"},
+         {}},
         {"torch.profiler only", {"metric_source.traces=[json]"}, "sbatch", {"-m torchtitan.train"}, {"nsys profile"}},
-        {"nsys only", {"metric_source.traces=[nsys]"}, "sbatch", {"nsys profile", "--profiling.no-enable-profiling"}, {"--job.dump_folder \"$RUN_DIR\"\n"}},
+        {"nsys only",
+         {"metric_source.traces=[nsys]"},
+         "sbatch",
+         {"nsys profile", "--profiling.no-enable-profiling"},
+         {"--job.dump_folder \"$RUN_DIR\"\n"}},
         {"nsys only: profiling off in the config", {"metric_source.traces=[nsys]"}, "toml", {"enable_profiling = false"}, {}},
-        {"node count", {"workload.hardware.xpu_spec.total_count=8", "Model-executor.model_plan_parallelization.dp_shard=2"}, "sbatch",
-         {"--nnodes=2"}, {"--nnodes=4"}},
+        {"node count",
+         {"workload.hardware.xpu_spec.total_count=8", "Model-executor.model_plan_parallelization.dp_shard=2"},
+         "sbatch",
+         {"--nnodes=2"},
+         {"--nnodes=4"}},
     };
     const Rendered base = render_card({});
     for (const Row& row : rows) {
@@ -116,17 +147,20 @@ TEST_CASE("values TorchTitan cannot honour fail --strict naming the field") {
         std::string message;
     };
     const std::vector<Row> rows = {
-        {"model", {"workload.model.model_family=gpt-2", "hf_url=https://huggingface.co/openai-community/gpt2"},
+        {"model",
+         {"workload.model.model_family=gpt-2", "hf_url=https://huggingface.co/openai-community/gpt2"},
          "workload.model.model_family: \"gpt-2\" is not supported for torchtitan"},
         {"precision", {"workload.model.precision=fp16"}, "workload.model.precision: fp16 is not supported for torchtitan"},
         {"fp8", {"workload.model.precision=fp8"}, "workload.model.precision: fp8 is not supported for torchtitan"},
         {"dataset", {"workload.data.dataset=wikitext"}, "workload.data.dataset: \"wikitext\" is not supported for torchtitan"},
         {"phase", {"workload.model.phase=inference"}, "workload.model.phase: inference is not supported for torchtitan"},
         {"steps past the window's cycle", {"launch.steps=15"}, "launch.steps: 15 steps reach TorchTitan's next profiling cycle"},
-        {"ep outside dp_shard·cp·tp", {"Model-executor.model_plan_parallelization.ep=3"},
+        {"ep outside dp_shard·cp·tp",
+         {"Model-executor.model_plan_parallelization.ep=3"},
          "Model-executor.model_plan_parallelization.ep: ep 3 does not divide"},
-        {"ep over dp_replicate", {"Model-executor.model_plan_parallelization.dp_replicate=2", "Model-executor.model_plan_parallelization.dp_shard=2",
-                                  "Model-executor.model_plan_parallelization.ep=16"},
+        {"ep over dp_replicate",
+         {"Model-executor.model_plan_parallelization.dp_replicate=2", "Model-executor.model_plan_parallelization.dp_shard=2",
+          "Model-executor.model_plan_parallelization.ep=16"},
          "dp_shard·cp·tp = 2·1·4 = 8"},
     };
     for (const Row& row : rows) {
@@ -137,7 +171,5 @@ TEST_CASE("values TorchTitan cannot honour fail --strict naming the field") {
             CHECK(has(variant.diagnostics.format(), row.message));
         }
     }
-    SECTION("the longest clean run is accepted") {
-        CHECK_FALSE(render_card({"launch.steps=14"}, true).diagnostics.has_errors());
-    }
+    SECTION("the longest clean run is accepted") { CHECK_FALSE(render_card({"launch.steps=14"}, true).diagnostics.has_errors()); }
 }

@@ -111,7 +111,7 @@ TEST_CASE("a ref resolves to the full commit SHA: branch, tags, full and abbrevi
     CHECK(pinned.repo == repo);
     CHECK(pinned.ref == "main");
     CHECK(pinned.mirror == git_cache_entry(repo, cache));
-    CHECK(fs::is_regular_file(pinned.mirror / "HEAD"));  // a bare clone
+    CHECK(fs::is_regular_file(pinned.mirror / "HEAD")); // a bare clone
     CHECK_FALSE(fs::exists(pinned.mirror / ".git"));
 }
 
@@ -175,7 +175,7 @@ TEST_CASE("an unreachable remote is an input error and leaves no cache entry", "
         CHECK_THAT(message, Catch::Contains("launch.source: cannot fetch \"" + repo + "\" into the git cache"));
         CHECK_FALSE(fs::exists(git_cache_entry(repo, cache)));
         for (const auto& entry : fs::directory_iterator(cache)) {
-            CHECK(entry.path().extension() == ".lock");  // no half clone under a temporary name
+            CHECK(entry.path().extension() == ".lock"); // no half clone under a temporary name
         }
         CHECK(error_code_of([&] { pin_exact(repo, "main", std::string(40, 'c'), cache); }, message) == k_exit_usage);
         CHECK_THAT(message, Catch::Contains("cannot fetch"));
@@ -254,8 +254,8 @@ TEST_CASE("describe_checkout reports HEAD, dirtiness and the patch", "[git_pin]"
         const CheckoutState state = describe_checkout(upstream.path);
         CHECK(state.commit == upstream.c3);
         CHECK(state.dirty);
-        CHECK_THAT(state.patch, Catch::Contains("--- a/train.py") && Catch::Contains("+print('edited')") &&
-                                    Catch::Contains("-print('three')"));
+        CHECK_THAT(state.patch,
+                   Catch::Contains("--- a/train.py") && Catch::Contains("+print('edited')") && Catch::Contains("-print('three')"));
     }
     SECTION("a staged change") {
         std::ofstream(upstream.path / "added.py") << "x = 1\n";

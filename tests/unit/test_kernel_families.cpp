@@ -57,7 +57,7 @@ TEST_CASE("PyTorch symmetric memory kernels in any namespace spelling", "[kernel
             "void (anonymous namespace)::two_shot_all_reduce_kernel<float, 16, 4, true, false>(float**, float*)",
             "void (anonymous namespace)::two_shot_all_reduce_kernel_inplace<c10::BFloat16, 16, 2>(c10::BFloat16**, "
             "unsigned long, unsigned long, unsigned int**, unsigned long, unsigned long)",
-            "multimem_all_reduce_kernel",  // a trace that kept only the bare name
+            "multimem_all_reduce_kernel", // a trace that kept only the bare name
             "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float>(float*)",
         },
         CommFamily::symmetric_memory);
@@ -76,14 +76,14 @@ TEST_CASE("PyTorch symmetric memory kernels in any namespace spelling", "[kernel
 TEST_CASE("DeepEP v1, v2 legacy and v2 elastic kernels", "[kernel_families]") {
     check_all(
         {
-            "void deep_ep::intranode::dispatch<8, 768, 6144>(int4*, float*)",                       // v1
-            "void deep_ep::internode_ll::combine<false>(void*, void const*)",                       // v1
-            "void deep_ep::legacy::intranode::notify_dispatch<8>(int const*, int*)",                // csrc/kernels/legacy/intranode.cu:26
-            "void deep_ep::legacy::internode::dispatch<false, 8, 512>(int4*, float*)",              // legacy/internode.cu:452
-            "void deep_ep::legacy::internode_ll::clean_low_latency_buffer<256>(int*, int, int*)",   // legacy/internode_ll.cu:72
-            "void deep_ep::elastic::dispatch_impl<false, 8, 1024>(void*, void*)",                   // deep_ep/include/deep_ep/impls/dispatch.cuh:31
-            "void deep_ep::elastic::pp_send_impl<4>(ncclDevComm, ncclWindow_vidmem*)",              // impls/pp_send_recv.cuh:118
-            "void dpsk::ep::internode::combine<false, 8>(int4*, float*)",                           // DeepSeek's public trace
+            "void deep_ep::intranode::dispatch<8, 768, 6144>(int4*, float*)",          // v1
+            "void deep_ep::internode_ll::combine<false>(void*, void const*)",          // v1
+            "void deep_ep::legacy::intranode::notify_dispatch<8>(int const*, int*)",   // csrc/kernels/legacy/intranode.cu:26
+            "void deep_ep::legacy::internode::dispatch<false, 8, 512>(int4*, float*)", // legacy/internode.cu:452
+            "void deep_ep::legacy::internode_ll::clean_low_latency_buffer<256>(int*, int, int*)", // legacy/internode_ll.cu:72
+            "void deep_ep::elastic::dispatch_impl<false, 8, 1024>(void*, void*)",      // deep_ep/include/deep_ep/impls/dispatch.cuh:31
+            "void deep_ep::elastic::pp_send_impl<4>(ncclDevComm, ncclWindow_vidmem*)", // impls/pp_send_recv.cuh:118
+            "void dpsk::ep::internode::combine<false, 8>(int4*, float*)",              // DeepSeek's public trace
         },
         CommFamily::deepep);
     // Near misses: the layout kernels count tokens on the local GPU (legacy/layout.cu:11).
@@ -96,13 +96,14 @@ TEST_CASE("DeepEP v1, v2 legacy and v2 elastic kernels", "[kernel_families]") {
 TEST_CASE("MSCCL and MSCCL++ kernels", "[kernel_families]") {
     check_all(
         {
-            "void mscclpp::collective::allreduceNvlsPacket<__nv_bfloat16>(__nv_bfloat16 const*, __nv_bfloat16*)",  // src/ext/collectives
-            "void mscclpp::executionKernel<float, false>(int, float*, float*)",  // src/core/include/execution_kernel.hpp:801
-            "mscclKernel_Sum_float_LL128(int)",                                   // MSCCL in RCCL
+            "void mscclpp::collective::allreduceNvlsPacket<__nv_bfloat16>(__nv_bfloat16 const*, __nv_bfloat16*)", // src/ext/collectives
+            "void mscclpp::executionKernel<float, false>(int, float*, float*)", // src/core/include/execution_kernel.hpp:801
+            "mscclKernel_Sum_float_LL128(int)",                                 // MSCCL in RCCL
         },
         CommFamily::msccl);
-    check_all({"void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::collective::CollectiveMma<int> > >(int)"},
-              CommFamily::none);
+    check_all(
+        {"void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::collective::CollectiveMma<int> > >(int)"},
+        CommFamily::none);
 }
 
 TEST_CASE("NVSHMEM kernels", "[kernel_families]") {

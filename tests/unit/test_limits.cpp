@@ -101,9 +101,10 @@ TEST_CASE("YAML nesting is bounded", "[limits]") {
 
 TEST_CASE("the emitted card reads the same in a YAML 1.1 parser", "[limits]") {
     SECTION("values PyYAML would misread are quoted") {
-        for (const std::string value : {"=", "yes", "No", "on", "OFF", "y", "~", "%x", "@x", "`x", "a\tb", "a\rb", "010",
-                                        "2024-01-01", "1:30", "<<", "a: b", "x #y", "- x", " x", "x ", "", "\x7f",
-                                        "nel\xc2\x85", "ls\xe2\x80\xa8", "null", "n"}) {
+        for (const std::string value :
+             {"=",          "yes",  "No", "on",   "OFF",  "y",   "~",  "%x", "@x", "`x",   "a\tb",        "a\rb",           "010",
+              "2024-01-01", "1:30", "<<", "a: b", "x #y", "- x", " x", "x ", "",   "\x7f", "nel\xc2\x85", "ls\xe2\x80\xa8", "null",
+              "n"}) {
             YAML::Node root(YAML::NodeType::Map);
             root["v"] = value;
             const std::string text = emit_yaml(root);

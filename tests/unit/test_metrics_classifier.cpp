@@ -76,14 +76,14 @@ TEST_CASE("the reference patterns reproduce the CCL-Bench tools' misclassificati
     CHECK_FALSE(reference_is_comm(ReferencePattern::total_time, fa3));
     for (const auto pattern : {ReferencePattern::overlap, ReferencePattern::fraction, ReferencePattern::total_time}) {
         CHECK_FALSE(reference_is_comm(pattern, deepep));
-        CHECK(reference_is_comm(pattern, "NCCLDEVKERNEL_AllReduce"));  // case-insensitive
+        CHECK(reference_is_comm(pattern, "NCCLDEVKERNEL_AllReduce")); // case-insensitive
     }
     CHECK(reference_is_comm(ReferencePattern::fraction, "my_send_kernel"));
     CHECK_FALSE(reference_is_comm(ReferencePattern::overlap, "my_send_kernel"));
     CHECK(reference_is_comm(ReferencePattern::overlap, "broadcast_kernel"));
     CHECK_FALSE(reference_is_comm(ReferencePattern::xla_overlap, "broadcast.3"));
     CHECK(reference_is_comm(ReferencePattern::total_time, "nccl_x"));
-    CHECK_FALSE(reference_is_comm(ReferencePattern::total_time, "x_nccl"));  // ^nccl
+    CHECK_FALSE(reference_is_comm(ReferencePattern::total_time, "x_nccl")); // ^nccl
     CHECK(reference_is_xla_compute("Convolution.2"));
     CHECK_FALSE(reference_is_xla_compute("copy.1"));
     CHECK(reference_sglang_step_for_step_time("scheduler.py(10): run_batch"));
@@ -109,7 +109,7 @@ TEST_CASE("intervals merge, measure and intersect like the tools", "[metrics]") 
     const auto merged = merge_intervals({{5, 7}, {0, 2}, {2, 3}, {6, 9}, {10, 10}});
     REQUIRE(merged.size() == 3);
     CHECK(merged[0].start == 0);
-    CHECK(merged[0].end == 3);  // touching intervals merge
+    CHECK(merged[0].end == 3); // touching intervals merge
     CHECK(merged[1].end == 9);
     CHECK(total_length(merged) == 7);
     CHECK(intersection_length(merged, merge_intervals({{1, 6}, {8, 20}})) == Approx(2 + 1 + 1));
@@ -119,12 +119,13 @@ TEST_CASE("intervals merge, measure and intersect like the tools", "[metrics]") 
 TEST_CASE("the compiled reference patterns agree with an ECMAScript regex on every name", "[metrics]") {
     // reference_patterns.cpp matches the tools' patterns with its own small matcher; std::regex
     // (what it replaced, and what Python's re does for these ASCII patterns) is the oracle.
-    const std::vector<std::string> pieces = {"nccl", "NCCL", "all", "_", "-", "reduce", "Reduce", "gather", "scatter", "to", "broadcast",
-                                             "cross", "device", "send", "recv", "sendrecv", "p2p", "communicate", "collective",
-                                             "ncclDevKernel", "ncclKernel", "x", "__", "--", "a", "ll", "_-", "allreduce", "ALL-TO-ALL"};
+    const std::vector<std::string> pieces = {
+        "nccl",       "NCCL",  "all",    "_",    "-",    "reduce",   "Reduce", "gather",      "scatter",    "to",
+        "broadcast",  "cross", "device", "send", "recv", "sendrecv", "p2p",    "communicate", "collective", "ncclDevKernel",
+        "ncclKernel", "x",     "__",     "--",   "a",    "ll",       "_-",     "allreduce",   "ALL-TO-ALL"};
     std::mt19937 random(11);
-    std::vector<std::string> names = {"", "nccl", "x_nccl", "all__reduce", "all-_reduce", "ALL_reduce", "allreduc", "all-to_all",
-                                      "cross-device", "crossdevice", "cross__device", "NcClDeVkErNeL_x"};
+    std::vector<std::string> names = {"",         "nccl",       "x_nccl",       "all__reduce", "all-_reduce",   "ALL_reduce",
+                                      "allreduc", "all-to_all", "cross-device", "crossdevice", "cross__device", "NcClDeVkErNeL_x"};
     for (int k = 0; k < 4000; ++k) {
         std::string name;
         const int count = static_cast<int>(random() % 6);
@@ -133,7 +134,8 @@ TEST_CASE("the compiled reference patterns agree with an ECMAScript regex on eve
         }
         names.push_back(name);
     }
-    for (const auto pattern : {ReferencePattern::overlap, ReferencePattern::fraction, ReferencePattern::total_time, ReferencePattern::xla_overlap}) {
+    for (const auto pattern :
+         {ReferencePattern::overlap, ReferencePattern::fraction, ReferencePattern::total_time, ReferencePattern::xla_overlap}) {
         const std::regex oracle(pattern_text(pattern), std::regex::ECMAScript | std::regex::icase);
         for (const std::string& name : names) {
             INFO(pattern_text(pattern) << " on \"" << name << "\"");

@@ -37,9 +37,7 @@ const MetricValue& metric(const MetricsReport& report, const std::string& name) 
     return report.metrics.front();
 }
 
-bool near(double got, double want) {
-    return got == want || std::fabs(got - want) <= 1e-9 * std::max(std::fabs(got), std::fabs(want));
-}
+bool near(double got, double want) { return got == want || std::fabs(got - want) <= 1e-9 * std::max(std::fabs(got), std::fabs(want)); }
 
 void check_value(const MetricsReport& report, const std::string& name, double want) {
     const MetricValue& value = metric(report, name);
@@ -108,9 +106,9 @@ TEST_CASE("two GPU ranks in reference mode reproduce the tools' per-metric patte
     check_value(report, "compute_comm_overlap", (40.0 / 140.0 * 100 + 100.0 / 7.0) / 2);
     check_value(report, "communication_fraction", ((50.0 + 200.0 / 9.0) / 2 + (300.0 / 11.0 + 100.0) / 2) / 2);
     check_value(report, "total_communication_time", 37.5e-6);
-    check_value(report, "straggler", 0);  // the tool globs rank*_trace.json: it never sees kineto_trace_N.json
-    check_value(report, "collective_volume", 5400);  // Float8 is not in the tool's dtype table
-    check_value(report, "mfu", 0.0903);              // rounded to 4 decimals, as mfu.py does
+    check_value(report, "straggler", 0);            // the tool globs rank*_trace.json: it never sees kineto_trace_N.json
+    check_value(report, "collective_volume", 5400); // Float8 is not in the tool's dtype table
+    check_value(report, "mfu", 0.0903);             // rounded to 4 decimals, as mfu.py does
 }
 
 TEST_CASE("a CPU-only gloo trace in legacy form is measured host-side", "[metrics]") {
@@ -230,7 +228,7 @@ TEST_CASE("metrics inputs: run directories, bundles, one file; bad inputs say wh
         dir.write("b-1/manifest.json", R"({"files": [], "format": 1})");
         const MetricsReport report = run(dir.path() / "b-1");
         CHECK(report.layout == "bundle directory");
-        CHECK(report.ranks.size() == 2);  // the manifest is listed: --reference reads it, as the tools do
+        CHECK(report.ranks.size() == 2); // the manifest is listed: --reference reads it, as the tools do
         const MetricsReport reference = run(dir.path() / "b-1", true);
         check_value(reference, "total_communication_time", 2e-6);
     }

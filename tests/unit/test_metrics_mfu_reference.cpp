@@ -70,7 +70,7 @@ bool near(double got, double want) { return std::fabs(got - want) <= 1e-12 * std
 // The card's constants: L·H·Q·S = 4 · 64 · 8 · 128, N_emb = 1e7, batch 4, 2 × H100 at 989 TFLOP/s.
 constexpr double k_attention = 4.0 * 64 * 8 * 128;
 constexpr double k_peak = 989e12 * 2;
-constexpr double k_step_both = 145e-6;  // (130 + 160) / 2 µs
+constexpr double k_step_both = 145e-6; // (130 + 160) / 2 µs
 
 double percent(double flop_per_token, double step_s) { return flop_per_token * (4.0 * 128 / step_s) / k_peak * 100.0; }
 
@@ -80,7 +80,7 @@ TEST_CASE("mfu --reference: an inference card's num_params_active counts in both
     TempDir dir;
     const fs::path path = case_dir(dir, "c", card("{phase: inference, model_arch: {" + k_arch + ", num_params_active: 200000000}}"));
     // tools/mfu/mfu.py:229 `effective_params = N_active or N`, then :239 for inference.
-    CHECK(value_of(path, true) == 68.023);  // metric_cal printed 68.023
+    CHECK(value_of(path, true) == 68.023); // metric_cal printed 68.023
     CHECK(near(value_of(path, false), percent(2 * (2e8 - 1e7) + 4 * k_attention, k_step_both)));
 }
 
@@ -90,7 +90,7 @@ TEST_CASE("mfu --reference: phase serving takes the training formula", "[mfu_ref
     // tools/mfu/mfu.py:236 `is_inference = phase == "inference"`: anything else is training.
     const MetricValue reference = mfu(path, true);
     REQUIRE(reference.value.has_value());
-    CHECK(*reference.value == 1060.943);  // metric_cal printed 1060.943
+    CHECK(*reference.value == 1060.943); // metric_cal printed 1060.943
     // The default mode counts serving as inference and says how the tool differs.
     const MetricValue standard = mfu(path, false);
     REQUIRE(standard.value.has_value());
@@ -102,7 +102,7 @@ TEST_CASE("mfu --reference: the num_active_params spelling is not read", "[mfu_r
     TempDir dir;
     const fs::path path = case_dir(dir, "c", card("{phase: training, model_arch: {" + k_arch + ", num_active_params: 200000000}}"));
     // tools/mfu/mfu.py:168 reads arch.get("num_params_active") only, so N = 1e9 counts.
-    CHECK(value_of(path, true) == 1060.943);  // metric_cal printed 1060.943
+    CHECK(value_of(path, true) == 1060.943); // metric_cal printed 1060.943
     // The default mode takes the spelling as the active count, with a note.
     const MetricValue standard = mfu(path, false);
     REQUIRE(standard.value.has_value());
@@ -115,12 +115,12 @@ TEST_CASE("mfu --reference: architecture fields directly under workload.model", 
     // tools/mfu/mfu.py:157 `arch = model_cfg.get("model_arch") or model_cfg`.
     SECTION("no model_arch") {
         const fs::path path = case_dir(dir, "c", card("{phase: inference, " + k_arch + "}"));
-        CHECK(value_of(path, true) == 353.6477);  // metric_cal printed 353.6477
+        CHECK(value_of(path, true) == 353.6477); // metric_cal printed 353.6477
         CHECK(near(value_of(path, false), percent(2 * (1e9 - 1e7) + 4 * k_attention, k_step_both)));
     }
     SECTION("an empty model_arch is false to Python's `or`") {
         const fs::path path = case_dir(dir, "c", card("{phase: training, model_arch: {}, " + k_arch + "}"));
-        CHECK(value_of(path, true) == 1060.943);  // metric_cal printed 1060.943
+        CHECK(value_of(path, true) == 1060.943); // metric_cal printed 1060.943
     }
     SECTION("neither: the why names both places") {
         const fs::path path = case_dir(dir, "c", card("{phase: training}"));
@@ -141,7 +141,7 @@ TEST_CASE("mfu --reference: a vLLM *.latency.json beside the traces is the step 
     dir.write("c/.hidden/0.latency.json", R"({"avg_latency": 7.0})");
     const MetricValue reference = mfu(path, true);
     REQUIRE(reference.value.has_value());
-    CHECK(*reference.value == 0.2051);  // metric_cal printed 0.2051
+    CHECK(*reference.value == 0.2051); // metric_cal printed 0.2051
     CHECK_THAT(reference.notes.back(), Catch::Contains("b.latency.json"));
     // The default mode takes it too: batch × seq_len tokens are the batch, not one marker's step.
     CHECK(near(value_of(path, false), percent(2 * (1e9 - 1e7) + 4 * k_attention, 0.25)));
@@ -150,15 +150,16 @@ TEST_CASE("mfu --reference: a vLLM *.latency.json beside the traces is the step 
 TEST_CASE("mfu --reference: only metric_source.traces json is computed", "[mfu_reference][metrics]") {
     TempDir dir;
     SECTION("nsys only: the tool returns -1 (tools/mfu/mfu.py:267-271)") {
-        const fs::path path = case_dir(dir, "c", card("{phase: training, model_arch: {" + k_arch + "}}", "{batch_size: 4, seq_len: 128}", "[nsys]"));
+        const fs::path path = case_dir(
+            dir, "c", card("{phase: training, model_arch: {" + k_arch + "}}", "{batch_size: 4, seq_len: 128}", "[nsys]"));
         const MetricValue reference = mfu(path, true);
         CHECK_FALSE(reference.value.has_value());
         CHECK_THAT(reference.why, Catch::Contains("metric_source.traces"));
-        CHECK(mfu(path, false).value.has_value());  // the default mode reads the traces it has
+        CHECK(mfu(path, false).value.has_value()); // the default mode reads the traces it has
     }
     SECTION("json_tpu: the tool's XLA path (tools/mfu/mfu.py:264-265) is not reproduced") {
-        const fs::path path = case_dir(dir, "c", card("{phase: training, model_arch: {" + k_arch + "}}", "{batch_size: 4, seq_len: 128}",
-                                                      "[json, json_tpu]"));
+        const fs::path path = case_dir(
+            dir, "c", card("{phase: training, model_arch: {" + k_arch + "}}", "{batch_size: 4, seq_len: 128}", "[json, json_tpu]"));
         const MetricValue reference = mfu(path, true);
         CHECK_FALSE(reference.value.has_value());
         CHECK_THAT(reference.why, Catch::Contains("json_tpu"));
@@ -169,7 +170,7 @@ TEST_CASE("mfu --reference: a zero batch_size is 1", "[mfu_reference][metrics]")
     TempDir dir;
     // tools/mfu/mfu.py:179 `batch_size = data_cfg.get("batch_size") or 1`.
     const fs::path path = case_dir(dir, "c", card("{phase: training, model_arch: {" + k_arch + "}}", "{batch_size: 0, seq_len: 128}"));
-    CHECK(value_of(path, true) == 265.2357);  // metric_cal printed 265.2357
+    CHECK(value_of(path, true) == 265.2357); // metric_cal printed 265.2357
 }
 
 TEST_CASE("mfu --reference: step time from rank* and kineto* files only", "[mfu_reference][metrics]") {
@@ -179,7 +180,7 @@ TEST_CASE("mfu --reference: step time from rank* and kineto* files only", "[mfu_
     dir.write("c/card.yaml", card("{phase: training, model_arch: {" + k_arch + "}}"));
     dir.write("c/rank0_trace.json", k_rank0);
     dir.write("c/worker1.123.pt.trace.json", k_rank1);
-    CHECK(value_of(dir.path() / "c", true) == 1183.3595);  // metric_cal printed 1183.3595
+    CHECK(value_of(dir.path() / "c", true) == 1183.3595); // metric_cal printed 1183.3595
     // The default mode reads both torch traces.
     CHECK(near(value_of(dir.path() / "c", false), percent(6 * (1e9 - 1e7) + 12 * k_attention, k_step_both)));
 }
@@ -190,7 +191,7 @@ TEST_CASE("mfu --reference: rounds as Python's round(value, 4)", "[mfu_reference
     // 2.00025 but lies below it, so Python gives 2.0002 where std::round(v * 1e4) / 1e4 gives 2.0003.
     const fs::path path = case_dir(dir, "c", card("{phase: inference, model_arch: {" + k_arch + "}}"));
     dir.write("c/run.latency.json", R"({"avg_latency": 0.02563625125504408})");
-    CHECK(value_of(path, true) == 2.0002);  // metric_cal printed 2.0002
+    CHECK(value_of(path, true) == 2.0002); // metric_cal printed 2.0002
 }
 
 TEST_CASE("--reference reads only kineto_trace_*.json when there are any", "[mfu_reference][metrics]") {

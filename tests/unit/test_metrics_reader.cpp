@@ -11,8 +11,8 @@
 
 using namespace harness;
 using namespace harness::metrics;
-using harness::test::TempDir;
 using harness::test::gzip;
+using harness::test::TempDir;
 
 namespace {
 
@@ -59,7 +59,7 @@ void check_kineto(const RankTrace& trace) {
     CHECK(trace.collectives[0].nelems == 1024);
     CHECK(trace.names.text(trace.collectives[0].dtype) == "BFloat16");
     CHECK(trace.names.text(trace.collectives[0].collective) == "allreduce");
-    REQUIRE(trace.host_ops.size() == 1);  // aten::mm; Optimizer.step is not an operator the metrics use
+    REQUIRE(trace.host_ops.size() == 1); // aten::mm; Optimizer.step is not an operator the metrics use
     CHECK(trace.names.text(trace.host_ops[0].name) == "aten::mm");
     REQUIRE(trace.steps.size() == 2);
     CHECK(trace.steps[0].kind == StepKind::profiler_step);
@@ -154,7 +154,8 @@ TEST_CASE("malformed traces name the file and the byte offset", "[metrics]") {
     SECTION("wrong top-level types") {
         CHECK_THAT(error_of(dir.write("n.json", "42")), Catch::Contains("n.json: byte 0: not a trace: expected a JSON object"));
         CHECK_THAT(error_of(dir.write("s.json", "  \"x\"")), Catch::Contains("s.json: byte 2: not a trace"));
-        CHECK_THAT(error_of(dir.write("o.json", R"({"schemaVersion": 1})")), Catch::Contains("a JSON object without a traceEvents array"));
+        CHECK_THAT(error_of(dir.write("o.json", R"({"schemaVersion": 1})")),
+                   Catch::Contains("a JSON object without a traceEvents array"));
         CHECK_THAT(error_of(dir.write("a.json", R"({"traceEvents": {"a": 1}})")),
                    Catch::Contains("a.json: byte 16: traceEvents is not an array"));
         CHECK_THAT(error_of(dir.write("e.json", R"({"traceEvents": [1, 2]})")),
@@ -178,7 +179,8 @@ TEST_CASE("malformed traces name the file and the byte offset", "[metrics]") {
                    Catch::Contains("num.json: byte 26: expected a digit after the decimal point"));
         CHECK_THAT(error_of(dir.write("esc.json", R"({"traceEvents": [{"name": "a\qb"}]})")),
                    Catch::Contains("esc.json: byte 28: invalid escape in a string"));
-        CHECK_THAT(error_of(dir.write("lit.json", R"({"traceEvents": [{"x": tru}]})")), Catch::Contains("lit.json: byte 23: expected a value"));
+        CHECK_THAT(error_of(dir.write("lit.json", R"({"traceEvents": [{"x": tru}]})")),
+                   Catch::Contains("lit.json: byte 23: expected a value"));
     }
     SECTION("data after the trace") {
         CHECK_THAT(error_of(dir.write("tail.json", R"({"traceEvents": []} x)")),
@@ -227,10 +229,28 @@ TEST_CASE("the fast number conversion gives from_chars' double for every token",
         REQUIRE(result.ec == std::errc());
         return value;
     };
-    std::vector<std::string> tokens = {"0", "-0", "0.0", "1", "-1", "0.1", "0.3", "1700000000005.000", "5960845123456.789",
-                                       "999999999999999", "9999999999999999", "123456789012345.6", "0.000000000000000000001",
-                                       "0.0000000000000000000001", "1234567.1234567890123", "00.5", "-123.456", "4.2",
-                                       "1e5", "1.5E-3", "17976931348623157e292", "3.141592653589793"};
+    std::vector<std::string> tokens = {"0",
+                                       "-0",
+                                       "0.0",
+                                       "1",
+                                       "-1",
+                                       "0.1",
+                                       "0.3",
+                                       "1700000000005.000",
+                                       "5960845123456.789",
+                                       "999999999999999",
+                                       "9999999999999999",
+                                       "123456789012345.6",
+                                       "0.000000000000000000001",
+                                       "0.0000000000000000000001",
+                                       "1234567.1234567890123",
+                                       "00.5",
+                                       "-123.456",
+                                       "4.2",
+                                       "1e5",
+                                       "1.5E-3",
+                                       "17976931348623157e292",
+                                       "3.141592653589793"};
     std::mt19937_64 random(7);
     for (int k = 0; k < 20000; ++k) {
         const std::uint64_t whole = random() % 10000000000000000ULL;

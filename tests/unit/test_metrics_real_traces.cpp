@@ -24,15 +24,13 @@ namespace {
 
 constexpr double k_relative = 1e-12;
 
-fs::path real_set(const std::string &name) {
-    return fs::path(CCL_HARNESS_SOURCE_DIR) / "tests/fixtures/real_traces" / name;
-}
+fs::path real_set(const std::string& name) { return fs::path(CCL_HARNESS_SOURCE_DIR) / "tests/fixtures/real_traces" / name; }
 
 // The tools read plain rank*_trace.json only, so a set is inflated into a scratch directory with
 // its card, as check_upstream.sh does before running them.
-void unpack_set(const std::string &name, const TempDir &dir) {
-    for (const auto &entry : fs::directory_iterator(real_set(name))) {
-        const fs::path &from = entry.path();
+void unpack_set(const std::string& name, const TempDir& dir) {
+    for (const auto& entry : fs::directory_iterator(real_set(name))) {
+        const fs::path& from = entry.path();
         if (from.extension() == ".yaml") {
             fs::copy_file(from, dir.path() / from.filename());
             continue;
@@ -43,15 +41,14 @@ void unpack_set(const std::string &name, const TempDir &dir) {
         auto source = ByteSource::open(from);
         std::ofstream out(dir.path() / from.stem(), std::ios::binary);
         std::vector<char> buffer(1 << 16);
-        for (std::size_t got = source->read(buffer.data(), buffer.size()); got > 0;
-             got = source->read(buffer.data(), buffer.size())) {
+        for (std::size_t got = source->read(buffer.data(), buffer.size()); got > 0; got = source->read(buffer.data(), buffer.size())) {
             out.write(buffer.data(), static_cast<std::streamsize>(got));
         }
         REQUIRE(out.good());
     }
 }
 
-MetricsReport run_set(const std::string &name, bool reference) {
+MetricsReport run_set(const std::string& name, bool reference) {
     TempDir dir;
     unpack_set(name, dir);
     MetricsOptions options;
@@ -59,8 +56,8 @@ MetricsReport run_set(const std::string &name, bool reference) {
     return compute_metrics(dir.path(), options);
 }
 
-const MetricValue &metric(const MetricsReport &report, const std::string &name) {
-    for (const auto &value : report.metrics) {
+const MetricValue& metric(const MetricsReport& report, const std::string& name) {
+    for (const auto& value : report.metrics) {
         if (value.metric == name) {
             return value;
         }
@@ -70,8 +67,8 @@ const MetricValue &metric(const MetricsReport &report, const std::string &name) 
 }
 
 // The tool's value to 1e-12 relative; a tool value of exactly 0 must be ours exactly.
-void check_equal(const MetricsReport &report, const std::string &name, double tool) {
-    const MetricValue &ours = metric(report, name);
+void check_equal(const MetricsReport& report, const std::string& name, double tool) {
+    const MetricValue& ours = metric(report, name);
     INFO(name << " (tool printed " << tool << ")");
     REQUIRE(ours.value.has_value());
     if (tool == 0.0) {
@@ -81,8 +78,8 @@ void check_equal(const MetricsReport &report, const std::string &name, double to
     }
 }
 
-bool any_note(const std::vector<std::string> &notes, const std::string &part) {
-    for (const auto &note : notes) {
+bool any_note(const std::vector<std::string>& notes, const std::string& part) {
+    for (const auto& note : notes) {
         if (note.find(part) != std::string::npos) {
             return true;
         }
@@ -90,8 +87,8 @@ bool any_note(const std::vector<std::string> &notes, const std::string &part) {
     return false;
 }
 
-double part(const MetricValue &value, const std::string &name) {
-    for (const auto &[collective, bytes] : value.parts) {
+double part(const MetricValue& value, const std::string& name) {
+    for (const auto& [collective, bytes] : value.parts) {
         if (collective == name) {
             return bytes;
         }
@@ -146,7 +143,7 @@ TEST_CASE("real NCCL rank cut to one ProfilerStep window: --reference equals the
     // collective_volume is ours, labelled so: the tool (collective_data_volume.py:56) counts four
     // kinds and prints collective_vol_total_gb = 0.102228128 = the all-reduce bytes alone; ours adds
     // the broadcasts (53120 Float + 53 Long = 212904 bytes).
-    const MetricValue &volume = metric(report, "collective_volume");
+    const MetricValue& volume = metric(report, "collective_volume");
     check_equal(report, "collective_volume", 102441032.0);
     CHECK(any_note(volume.notes, "collective_data_volume tool"));
     CHECK(std::abs(part(volume, "allreduce") - 0.102228128e9) <= k_relative * 0.102228128e9);
@@ -176,7 +173,7 @@ TEST_CASE("real ROCm trace without collectives (HTA MI250): --reference equals t
     check_equal(report, "straggler", 0.0);
     // The tool prints -1.0 when no rank has communication in its steps
     // (compute_comm_overlap.py:264-269); ours is n/a with the reason.
-    const MetricValue &overlap = metric(report, "compute_comm_overlap");
+    const MetricValue& overlap = metric(report, "compute_comm_overlap");
     CHECK_FALSE(overlap.value.has_value());
     CHECK_THAT(overlap.why, Catch::Contains("no communication inside the inner steps"));
 }

@@ -43,9 +43,8 @@ TEST_CASE("names from input are refused as paths unless plainly relative", "[out
     CHECK(relative_name_problem("scripts/train.py").empty());
     CHECK(relative_name_problem("a..b").empty());
     for (const std::string& bad : {std::string(""), std::string("/etc/passwd"), std::string("../x"), std::string("a/../../x"),
-                                  std::string("a//b"), std::string("./a"), std::string("a/"), std::string("a\0b", 3),
-                                  std::string("a\nb"), std::string("a\\..\\b"), std::string(300, 'x'),
-                                  std::string(5000, 'a')}) {
+                                   std::string("a//b"), std::string("./a"), std::string("a/"), std::string("a\0b", 3),
+                                   std::string("a\nb"), std::string("a\\..\\b"), std::string(300, 'x'), std::string(5000, 'a')}) {
         INFO(json_string(bad));
         CHECK_FALSE(relative_name_problem(bad).empty());
     }
@@ -70,18 +69,21 @@ TEST_CASE("terminal_text escapes control characters and invalid UTF-8, keeps the
     CHECK(terminal_text("a\nb\tc") == "a\\nb\\tc");
     CHECK(terminal_text("a\nb\tc\x07", true) == "a\nb\tc\\x07");
     CHECK(terminal_text("\xff\xfe ok") == "\\xff\\xfe ok");
-    CHECK(terminal_text("\xc2\x9b" "31m") == "\\x9b31m");           // C1 CSI
-    CHECK(terminal_text("\xe2\x80\xae" "cba") == "\\u202ecba");      // right-to-left override
-    CHECK(terminal_text("\xc0\xaf") == "\\xc0\\xaf");                // overlong '/'
-    CHECK(terminal_text("\xed\xa0\x80") == "\\xed\\xa0\\x80");       // a surrogate
+    CHECK(terminal_text("\xc2\x9b"
+                        "31m") == "\\x9b31m"); // C1 CSI
+    CHECK(terminal_text("\xe2\x80\xae"
+                        "cba") == "\\u202ecba");               // right-to-left override
+    CHECK(terminal_text("\xc0\xaf") == "\\xc0\\xaf");          // overlong '/'
+    CHECK(terminal_text("\xed\xa0\x80") == "\\xed\\xa0\\x80"); // a surrogate
     CHECK(terminal_text("back\\slash") == "back\\slash");
     CHECK(terminal_safe(terminal_text(std::string("\0\x1b\x7f\x80\xc3", 5))));
 }
 
 TEST_CASE("JSON strings are always valid UTF-8", "[output_hygiene]") {
     CHECK(json_string("caf\xc3\xa9") == "\"caf\xc3\xa9\"");
-    CHECK(json_string("a\xff" "b") == "\"a\\ufffdb\"");
-    CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\"");        // truncated sequence
+    CHECK(json_string("a\xff"
+                      "b") == "\"a\\ufffdb\"");
+    CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\""); // truncated sequence
     CHECK(json_string("\x1b[31m") == "\"\\u001b[31m\"");
     CHECK(json_string("\xc2\x85") == "\"\\u0085\"");
     Json document = Json::object();

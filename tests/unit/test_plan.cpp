@@ -27,9 +27,7 @@ Diagnostics strict_plan(const std::string& text, const std::string& target = "pe
     return diagnostics;
 }
 
-bool mentions(const Diagnostics& diagnostics, const std::string& text) {
-    return diagnostics.format().find(text) != std::string::npos;
-}
+bool mentions(const Diagnostics& diagnostics, const std::string& text) { return diagnostics.format().find(text) != std::string::npos; }
 
 } // namespace
 
@@ -37,7 +35,8 @@ TEST_CASE("a consistent card plans whole Perlmutter nodes") {
     Plan plan;
     // iteration 20 would reach TorchTitan's second profiling cycle (it repeats every wait+warmup+active
     // steps): the run stops before it.
-    const Diagnostics diagnostics = strict_plan(card_with("  account: m4999\n", "  account: m4999\n  steps: 16\n"), "perlmutter", &plan);
+    const Diagnostics diagnostics = strict_plan(card_with("  account: m4999\n", "  account: m4999\n  steps: 16\n"), "perlmutter",
+                                                &plan);
     INFO(diagnostics.format());
     CHECK_FALSE(diagnostics.has_errors());
     CHECK(plan.nodes == 4);
@@ -63,22 +62,23 @@ TEST_CASE("strict planning rejects inconsistent parallelism") {
         CHECK(mentions(strict_plan(text), "total_count 6 is not a multiple of count_per_node 4"));
     }
     SECTION("ep must divide dp x tp") {
-        CHECK(mentions(strict_plan(card_with("    cp: 1", "    cp: 1\n    ep: 3")), "ep 3 does not divide the data-parallel × tensor group"));
+        CHECK(mentions(strict_plan(card_with("    cp: 1", "    cp: 1\n    ep: 3")),
+                       "ep 3 does not divide the data-parallel × tensor group"));
     }
     SECTION("batch must divide across data-parallel ranks") {
-        CHECK(mentions(strict_plan(card_with("batch_size: 16", "batch_size: 6")), "global batch 6 is not divisible by data parallelism 4"));
+        CHECK(mentions(strict_plan(card_with("batch_size: 16", "batch_size: 6")),
+                       "global batch 6 is not divisible by data parallelism 4"));
     }
     SECTION("the accelerator must match the target") {
-        CHECK(mentions(strict_plan(card_with("model: nvidia_a100", "model: tpu_v6e")), "\"tpu_v6e\" does not run on cluster \"perlmutter\""));
+        CHECK(mentions(strict_plan(card_with("model: nvidia_a100", "model: tpu_v6e")),
+                       "\"tpu_v6e\" does not run on cluster \"perlmutter\""));
     }
     SECTION("containers must be pinned by digest") {
         CHECK(mentions(strict_plan(card_with("pytorch@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
                                              "pytorch:24.01-py3")),
                        "is not pinned by digest"));
     }
-    SECTION("Perlmutter needs an account") {
-        CHECK(mentions(strict_plan(card_with("  account: m4999\n", "")), "launch.account"));
-    }
+    SECTION("Perlmutter needs an account") { CHECK(mentions(strict_plan(card_with("  account: m4999\n", "")), "launch.account")); }
 }
 
 TEST_CASE("without --strict the same problems are warnings") {

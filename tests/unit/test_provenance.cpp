@@ -129,8 +129,8 @@ TEST_CASE("only allow-listed names are captured, and never a secret one", "[prov
     }
     // PATH is not allow-listed; CUDA_API_KEY is, by prefix, but is a secret name; prefixes are
     // case-sensitive, as environment names are.
-    for (const char* name : {"PATH", "HOME", "HF_TOKEN", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY", "CUDA_API_KEY",
-                             "SLURM_AUTH_TOKEN", "NCCL_PASSWORD", "nccl_debug", "USER", ""}) {
+    for (const char* name : {"PATH", "HOME", "HF_TOKEN", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY", "CUDA_API_KEY", "SLURM_AUTH_TOKEN",
+                             "NCCL_PASSWORD", "nccl_debug", "USER", ""}) {
         INFO(name);
         CHECK_FALSE(is_captured_name(name));
     }
@@ -150,8 +150,7 @@ TEST_CASE("the scrubber replaces known values of six characters or more", "[prov
     const SecretScrubber scrubber = scrubber_of({"abc12", "abc123", "abc1234567"});
     std::size_t replaced = 0;
     // "abc12" is too short to scrub; at one position the longest secret wins.
-    CHECK(scrubber.scrub("x abc12 abc123 abc1234567 abc123abc123", &replaced) ==
-          "x abc12 [REDACTED] [REDACTED] [REDACTED][REDACTED]");
+    CHECK(scrubber.scrub("x abc12 abc123 abc1234567 abc123abc123", &replaced) == "x abc12 [REDACTED] [REDACTED] [REDACTED][REDACTED]");
     CHECK(replaced == 4);
     CHECK(scrubber.scrub("") == "");
     CHECK(SecretScrubber().scrub("abc123") == "abc123");
@@ -244,7 +243,8 @@ TEST_CASE("probe reports are read, then removed with whatever else is there", "[
     TempDir dir;
     const fs::path probe_dir = dir.path() / "probe";
     dir.write("probe/node2-1.json", R"({"format": 1, "hostname": "node2", "rank": 1, "tools": {"python": "3.11.2", "torch": 7},
-        "environment": {"HF_TOKEN": ")" + k_hf + R"(", "RANK": "1", "ODD": 3}})");
+        "environment": {"HF_TOKEN": ")" +
+                                        k_hf + R"(", "RANK": "1", "ODD": 3}})");
     dir.write("probe/node1-0.json", R"({"hostname": "node1", "rank": 0, "tools": {}, "environment": {}})");
     dir.write("probe/broken-2.json", "{\"hostname\": ");
     dir.write("probe/norank-3.json", R"({"hostname": "node3", "rank": -1, "tools": {}, "environment": {}})");
@@ -346,10 +346,12 @@ TEST_CASE("provenance problems name every bad pin and field", "[provenance]") {
     CHECK(has(provenance_problems(with("\"dirty\": false", "\"dirty\": \"no\"")), "harness.dirty: expected true or false"));
     CHECK(has(provenance_problems(with("\"job_ids\"", "\"jobs\"")), "scheduler.job_ids: missing"));
     CHECK(has(provenance_problems(with("\"inputs\": [", "\"inputs\": 3, \"x\": [")), "inputs: expected an array, got a number"));
-    CHECK(has(provenance_problems(with("\"hosts\": []", "\"hosts\": [{\"ranks\": [-1], \"tools\": {}}]")), "hosts[0].hostname: missing"));
+    CHECK(has(provenance_problems(with("\"hosts\": []", "\"hosts\": [{\"ranks\": [-1], \"tools\": {}}]")),
+              "hosts[0].hostname: missing"));
     CHECK(has(provenance_problems(with("\"hosts\": []", "\"hosts\": [{\"ranks\": [-1], \"tools\": {}}]")),
               "hosts[0].ranks: expected a non-empty array"));
-    CHECK(has(provenance_problems(with("\"hosts\": []", "\"hosts\": [{\"ranks\": [0], \"tools\": {}}]")), "hosts[0].tools.python: missing"));
+    CHECK(has(provenance_problems(with("\"hosts\": []", "\"hosts\": [{\"ranks\": [0], \"tools\": {}}]")),
+              "hosts[0].tools.python: missing"));
     // Every problem at once, not just the first.
     const std::vector<std::string> many = provenance_problems(with("\"harness\": {", "\"harnes\": {"));
     CHECK(has(many, "harness: missing"));
@@ -366,7 +368,8 @@ TEST_CASE("the provenance file check covers the file and the patch it names", "[
     FakeRun dirty;
     dirty.facts.harness.dirty = true;
     dir.write("provenance.json", dirty.provenance().dump());
-    CHECK(check_provenance_file(dir.path()) == std::vector<std::string>{"harness.patch: named by provenance.json (harness.patch) but missing"});
+    CHECK(check_provenance_file(dir.path()) ==
+          std::vector<std::string>{"harness.patch: named by provenance.json (harness.patch) but missing"});
     dir.write("harness.patch", "diff\n");
     CHECK(check_provenance_file(dir.path()).empty());
     dir.write("provenance.json", with(std::string(40, 'c'), "HEAD").dump());
@@ -380,11 +383,14 @@ TEST_CASE("recording provenance scrubs the run directory and removes the raw pro
     fake.facts.harness.dirty = true;
     fake.facts.harness.patch = "+ token " + k_hf + "\n";
     // The harness knows HF_TOKEN; only the job's environment knows WANDB_API_KEY.
-    dir.write("rendered/probe/node1-0.json",
-              Json(Json::Object{{"hostname", Json("node1")}, {"rank", Json(0)}, {"tools", Json::object()},
-                                {"environment", Json(Json::Object{{"WANDB_API_KEY", Json(k_wandb)}, {"MASTER_ADDR", Json("node1")},
-                                                                  {"SHORT_TOKEN", Json("abc")}, {"PATH", Json("/bin")}})}})
-                  .dump());
+    dir.write("rendered/probe/node1-0.json", Json(Json::Object{{"hostname", Json("node1")},
+                                                               {"rank", Json(0)},
+                                                               {"tools", Json::object()},
+                                                               {"environment", Json(Json::Object{{"WANDB_API_KEY", Json(k_wandb)},
+                                                                                                 {"MASTER_ADDR", Json("node1")},
+                                                                                                 {"SHORT_TOKEN", Json("abc")},
+                                                                                                 {"PATH", Json("/bin")}})}})
+                                                 .dump());
     dir.write("rendered/launch.sh", "#!/bin/bash\n");
     dir.write("logs/rank_0.log", "hf " + k_hf + "\nwandb " + k_wandb + "\nabc stays\n");
     dir.write("accounting/sacct.txt", "42|" + k_wandb + "\n");

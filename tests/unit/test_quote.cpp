@@ -37,8 +37,19 @@ TEST_CASE("shell quoting leaves plain words bare") {
 
 TEST_CASE("hostile strings survive bash as literal text") {
     const std::string hostile[] = {
-        "$(touch /tmp/ccl-harness-pwned)", "`id`", "it's", "a\nb", "\"quoted\"", "x; rm -rf /", "${HOME}", "\\", "'",
-        "$'x'", "a,b", "\\$HOME\"`x`", "!!",
+        "$(touch /tmp/ccl-harness-pwned)",
+        "`id`",
+        "it's",
+        "a\nb",
+        "\"quoted\"",
+        "x; rm -rf /",
+        "${HOME}",
+        "\\",
+        "'",
+        "$'x'",
+        "a,b",
+        "\\$HOME\"`x`",
+        "!!",
     };
     for (const auto& word : hostile) {
         CAPTURE(word);

@@ -42,11 +42,13 @@ TEST_CASE("a scheduler prints as the profile spells it and parses back", "[resol
 
 TEST_CASE("an unknown scheduler names the profile file and line", "[resolve]") {
     TempDir dir;
-    const fs::path file = dir.write("mine.yaml", "name: mine\nscheduler: pbs\naccelerator:\n  type: GPU\n  models: [a]\n  per_node: 1\n");
+    const fs::path file = dir.write("mine.yaml",
+                                    "name: mine\nscheduler: pbs\naccelerator:\n  type: GPU\n  models: [a]\n  per_node: 1\n");
     CHECK_THROWS_WITH(ClusterProfile::find(file.string()),
                       Catch::Contains(file.string() + ":2:12: scheduler: expected one of slurm, tpu-vm, gke, local"));
     // The schema's choices are case-insensitive; the enum follows them.
-    const fs::path upper = dir.write("upper.yaml", "name: upper\nscheduler: Slurm\naccelerator:\n  type: GPU\n  models: [a]\n  per_node: 1\n");
+    const fs::path upper = dir.write("upper.yaml",
+                                     "name: upper\nscheduler: Slurm\naccelerator:\n  type: GPU\n  models: [a]\n  per_node: 1\n");
     CHECK(ClusterProfile::find(upper.string()).scheduler == Scheduler::slurm);
 }
 
@@ -88,8 +90,8 @@ TEST_CASE("the accelerator -> cluster rule is the profiles' default_for", "[reso
     // A site of one's own: the rule follows its profiles, not a table in the code.
     TempDir dir;
     dir.write("clusters/mine.yaml", std::string(k_profile_head) + "  default_for: [nvidia_h100*]\n");
-    const WorkloadCard card =
-        WorkloadCard::from_document(YamlDocument::parse(test::card_with("model: nvidia_a100", "model: nvidia_h100_sxm"), "card.yaml"));
+    const WorkloadCard card = WorkloadCard::from_document(
+        YamlDocument::parse(test::card_with("model: nvidia_a100", "model: nvidia_h100_sxm"), "card.yaml"));
     CHECK(infer_target(card, dir.path() / "clusters") == "mine");
     dir.write("clusters/other.yaml", "name: other\nscheduler: slurm\naccelerator:\n  type: GPU\n  models: [nvidia_h100]\n"
                                      "  per_node: 4\n  default_for: [nvidia_h100_sxm]\n");
@@ -115,7 +117,8 @@ TEST_CASE("only a profile with requires_account demands launch.account", "[resol
     const Resolved strict_without = resolve({card, no_account, without.string(), true, home});
     CHECK_THAT(strict_without.diagnostics.format(), !Catch::Contains("allocation account"));
     const Resolved shipped = resolve({card, no_account, "perlmutter", true, home});
-    CHECK_THAT(shipped.diagnostics.format(), Catch::Contains("Perlmutter jobs need an allocation account (sbatch -A); set launch.account"));
+    CHECK_THAT(shipped.diagnostics.format(),
+               Catch::Contains("Perlmutter jobs need an allocation account (sbatch -A); set launch.account"));
 }
 
 TEST_CASE("every scheduler has its executor in the registry", "[resolve]") {

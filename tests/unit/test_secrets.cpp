@@ -32,7 +32,7 @@ TEST_CASE("a stream scrubber catches a secret split across writes", "[secrets]")
     const SecretScrubber secrets = scrubber_of({"hunter2hunter2"});
     StreamScrubber stream(secrets);
     std::string out = stream.feed("token=hunt");
-    CHECK(out == "token=");  // "hunt" may start the secret: held back
+    CHECK(out == "token="); // "hunt" may start the secret: held back
     out += stream.feed("er2hun");
     out += stream.feed("ter2 done\n");
     out += stream.finish();
@@ -59,9 +59,8 @@ TEST_CASE("a flushed stream scrubber goes on scrubbing what comes later", "[secr
 }
 
 TEST_CASE("a run's secrets come from secret names, the card's env and --secret", "[secrets]") {
-    const EnvironmentMap environment = {{"HF_TOKEN", "env-token-value-1"},
-                                        {"MY_PLAIN", "plain-secret-value"},
-                                        {"HOME", "/home/someone-long"}};
+    const EnvironmentMap environment = {
+        {"HF_TOKEN", "env-token-value-1"}, {"MY_PLAIN", "plain-secret-value"}, {"HOME", "/home/someone-long"}};
     const Environment job_env = {{"WANDB_API_KEY", "card-key-value-1"}, {"NCCL_DEBUG", "INFO-long-value"}};
     const SecretScrubber secrets = run_secrets(environment, job_env, {"MY_PLAIN"});
     CHECK(secrets.scrub("env-token-value-1 card-key-value-1 plain-secret-value") == "[REDACTED] [REDACTED] [REDACTED]");
@@ -118,7 +117,7 @@ TEST_CASE("run.json records its harness, and a gone harness is told from a live 
     Json saved = Json::parse(read_file(dir.path() / "run.json"));
     REQUIRE(saved.find("harness") != nullptr);
     CHECK(saved["harness"]["pid"].as_int() == ::getpid());
-    CHECK(!recorded_harness_gone(saved));  // this process
+    CHECK(!recorded_harness_gone(saved)); // this process
 
     SECTION("the pid reused by another process (a different start time)") {
         saved["harness"]["start_time"] = saved["harness"]["start_time"].as_int() + 1;
@@ -174,6 +173,6 @@ TEST_CASE("grace periods and time limits the executor could not keep are refused
         CHECK_THROWS_AS(parse_time_limit(bad), HarnessError);
     }
     CHECK(parse_time_limit("UNLIMITED") == 0);
-    CHECK(parse_time_limit("10:30") == 10 * 60 + 30);  // Slurm: minutes:seconds
+    CHECK(parse_time_limit("10:30") == 10 * 60 + 30); // Slurm: minutes:seconds
     CHECK(parse_time_limit("2-12") == 2 * 86400 + 12 * 3600);
 }

@@ -71,8 +71,9 @@ private:
 };
 
 std::string reply(int status, const std::string& body) {
-    return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    return "HTTP/1.1 " + std::to_string(status) +
+           " X\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+           body;
 }
 
 } // namespace
@@ -91,8 +92,8 @@ TEST_CASE("parse_url reads host, port and path of http URLs", "[submit]") {
 }
 
 TEST_CASE("parse_url refuses what it cannot use as bad input", "[submit]") {
-    for (const char* text : {"ccl-bench.example", "ftp://host/", "http://", "http://host:0/", "http://host:99999",
-                             "http://host:8a/", "http://user:pw@host/", "http://host/a b"}) {
+    for (const char* text : {"ccl-bench.example", "ftp://host/", "http://", "http://host:0/", "http://host:99999", "http://host:8a/",
+                             "http://user:pw@host/", "http://host/a b"}) {
         INFO(text);
         CHECK(exit_code_of([&] { parse_url(text); }) == k_exit_usage);
     }
@@ -137,9 +138,8 @@ TEST_CASE("post_multipart sends exactly Content-Length bytes with every part", "
         last = sent;
         total = all;
     };
-    const HttpResponse response =
-        post_multipart(join_url(parse_url(server.url()), "/api/upload"), {{"group_name", "lab", ""}},
-                       {{"files", file, ""}}, options);
+    const HttpResponse response = post_multipart(join_url(parse_url(server.url()), "/api/upload"), {{"group_name", "lab", ""}},
+                                                 {{"files", file, ""}}, options);
     CHECK(response.status == 200);
     CHECK(upload_id_of(response.body) == "u-7");
     CHECK(server.head.rfind("POST /api/upload HTTP/1.1\r\n", 0) == 0);

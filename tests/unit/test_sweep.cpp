@@ -106,7 +106,8 @@ TEST_CASE("status reads run and sweep records and survives damaged ones", "[swee
     dir.write("r2/run.json", "not json");
     dir.write("sweep-a/sweep.json", R"({"id": "sweep-a", "card": "/c/tiny.yaml", "points": [
         {"overrides": ["a=1"], "state": "completed"}, {"overrides": ["a=2"], "state": "skipped"}]})");
-    dir.write("sweep-a/r3/run.json", R"({"state": "running", "transitions": [{"state": "rendered", "time": "2026-11-23T11:00:00Z"}]})");
+    dir.write("sweep-a/r3/run.json",
+              R"({"state": "running", "transitions": [{"state": "rendered", "time": "2026-11-23T11:00:00Z"}]})");
     dir.write("unrelated/file.txt", "");
     const ResultsStatus status = scan_results(dir.path());
     REQUIRE(status.runs.size() == 3);

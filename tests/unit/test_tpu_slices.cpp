@@ -145,9 +145,7 @@ TEST_CASE("slice sizes and host shapes the table does not have are refused") {
         CHECK(planned.diagnostics.has_errors());
         CHECK(planned.diagnostics.format().find("there is no v6e-12 slice") != std::string::npos);
     }
-    SECTION("no v6e-2") {
-        CHECK(plan_for(card_for(2, 2), vm).diagnostics.has_errors());
-    }
+    SECTION("no v6e-2") { CHECK(plan_for(card_for(2, 2), vm).diagnostics.has_errors()); }
     SECTION("8 chips per node on xpk's v6e-8") {
         const Planned planned = plan_for(card_for(8, 8), gke_profile());
         CHECK(planned.diagnostics.format().find("count_per_node 8, but xpk's node pool give(s) a v6e-8 slice as 2 VM(s) x 4 chips") !=

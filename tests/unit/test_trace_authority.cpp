@@ -25,12 +25,12 @@ const char* k_rank3 = R"({"distributedInfo": {"backend": "nccl", "rank": 3, "wor
 
 struct Expected {
     const char* name;
-    long long rank;         ///< the rank every consumer finds, -1 for none
-    const char* collected;  ///< the name collection gives it; "" when collection ignores it
-    const char* pack_kind;  ///< metric_source.traces kind pack lists for it ("" none)
-    bool verify_reads;      ///< verify parses it where it is (a trace the tools read)
-    const char* misplaced;  ///< in verify's message when it is a trace under the wrong name ("" none)
-    bool metrics_named;     ///< the metrics' listing takes it as a named trace
+    long long rank;        ///< the rank every consumer finds, -1 for none
+    const char* collected; ///< the name collection gives it; "" when collection ignores it
+    const char* pack_kind; ///< metric_source.traces kind pack lists for it ("" none)
+    bool verify_reads;     ///< verify parses it where it is (a trace the tools read)
+    const char* misplaced; ///< in verify's message when it is a trace under the wrong name ("" none)
+    bool metrics_named;    ///< the metrics' listing takes it as a named trace
 };
 
 // clang-format off
@@ -59,9 +59,7 @@ Plan torchtitan_plan() {
     return plan;
 }
 
-std::string content_for(const std::string& name) {
-    return ends_with(name, ".gz") ? gzip(k_rank3) : std::string(k_rank3);
-}
+std::string content_for(const std::string& name) { return ends_with(name, ".gz") ? gzip(k_rank3) : std::string(k_rank3); }
 
 } // namespace
 
@@ -94,7 +92,7 @@ TEST_CASE("every consumer gives a trace file name the same answer", "[trace_auth
         // Metrics: the file alone in a directory, as a rank trace with its rank or as other JSON.
         const fs::path listed_dir = dir.path() / "produced";
         if (row.metrics_named || ends_with(name, ".json")) {
-            dir.write("produced/kineto_trace_7.json", k_rank3);  // a named trace beside it
+            dir.write("produced/kineto_trace_7.json", k_rank3); // a named trace beside it
             const metrics::MetricsInput input = metrics::resolve_metrics_input(listed_dir);
             bool seen = false;
             for (const metrics::TraceInput& trace : input.traces) {
@@ -104,7 +102,7 @@ TEST_CASE("every consumer gives a trace file name the same answer", "[trace_auth
                     CHECK(trace.rank == (row.metrics_named ? row.rank : -1));
                 }
             }
-            CHECK(seen);  // the harness's own records too: --reference lists every .json, as the tools do
+            CHECK(seen); // the harness's own records too: --reference lists every .json, as the tools do
         }
 
         // What collection writes, every consumer reads under that name, with the same rank.
@@ -141,29 +139,31 @@ void expect_same_steps(const fs::path& file, std::size_t steps, const std::strin
 TEST_CASE("verify counts the steps the metrics use", "[trace_authority]") {
     TempDir dir;
     SECTION("Kineto: the GPU-side copy of a step is not a step, nor a step name outside user_annotation") {
-        const fs::path file =
-            dir.write("kineto_trace_0.json",
-                      R"({"traceEvents": [{"name": "ProfilerStep#3", "ph": "X", "cat": "user_annotation", "ts": 1, "dur": 5},)"
-                      R"({"name": "ProfilerStep#3", "ph": "X", "cat": "gpu_user_annotation", "ts": 2, "dur": 5},)"
-                      R"({"name": "ProfilerStep#4", "ph": "X", "cat": "cpu_op", "ts": 7, "dur": 5},)"
-                      R"({"name": "ProfilerStep#5", "ph": "X", "cat": "user_annotation", "ts": 13, "dur": 5}]})");
+        const fs::path file = dir.write(
+            "kineto_trace_0.json",
+            R"({"traceEvents": [{"name": "ProfilerStep#3", "ph": "X", "cat": "user_annotation", "ts": 1, "dur": 5},)"
+            R"({"name": "ProfilerStep#3", "ph": "X", "cat": "gpu_user_annotation", "ts": 2, "dur": 5},)"
+            R"({"name": "ProfilerStep#4", "ph": "X", "cat": "cpu_op", "ts": 7, "dur": 5},)"
+            R"({"name": "ProfilerStep#5", "ph": "X", "cat": "user_annotation", "ts": 13, "dur": 5}]})");
         expect_same_steps(file, 2, "ProfilerStep#N");
     }
     SECTION("gzip, the same steps") {
-        const fs::path file =
-            dir.write("kineto_trace_1.json.gz",
-                      gzip(R"({"traceEvents": [{"name": "ProfilerStep#1", "ph": "X", "cat": "user_annotation", "ts": 1, "dur": 5}]})"));
+        const fs::path file = dir.write(
+            "kineto_trace_1.json.gz",
+            gzip(R"({"traceEvents": [{"name": "ProfilerStep#1", "ph": "X", "cat": "user_annotation", "ts": 1, "dur": 5}]})"));
         expect_same_steps(file, 1, "ProfilerStep#N");
         CHECK(check_trace(file).compressed);
     }
     SECTION("vLLM and SGLang") {
-        expect_same_steps(dir.write("kineto_trace_2.json",
-                                    R"x({"traceEvents": [{"name": "execute_context_0(1)", "ph": "X", "cat": "user_annotation", "ts": 1, "dur": 1},)x"
-                                    R"x({"name": "execute_context_1(1)", "ph": "X", "cat": "cpu_op", "ts": 2, "dur": 1}]})x"),
-                          1, "execute_context_*");
-        expect_same_steps(dir.write("kineto_trace_3.json",
-                                    R"({"traceEvents": [{"name": "run_batch", "ph": "X", "cat": "python_function", "ts": 1, "dur": 1}]})"),
-                          1, "run_batch");
+        expect_same_steps(
+            dir.write("kineto_trace_2.json",
+                      R"x({"traceEvents": [{"name": "execute_context_0(1)", "ph": "X", "cat": "user_annotation", "ts": 1, "dur": 1},)x"
+                      R"x({"name": "execute_context_1(1)", "ph": "X", "cat": "cpu_op", "ts": 2, "dur": 1}]})x"),
+            1, "execute_context_*");
+        expect_same_steps(
+            dir.write("kineto_trace_3.json",
+                      R"({"traceEvents": [{"name": "run_batch", "ph": "X", "cat": "python_function", "ts": 1, "dur": 1}]})"),
+            1, "run_batch");
         expect_same_steps(dir.write("kineto_trace_4.json",
                                     R"x({"traceEvents": [{"name": "/x/sglang/bench_one_batch.py(310): extend", "ph": "X",)x"
                                     R"( "cat": "python_function", "ts": 1, "dur": 4},)"
@@ -180,8 +180,8 @@ TEST_CASE("verify counts the steps the metrics use", "[trace_authority]") {
         CHECK(check_trace(file).form == "xla");
     }
     SECTION("no steps for the metrics is no steps for verify") {
-        const fs::path file = dir.write("kineto_trace_5.json",
-                                        R"({"traceEvents": [{"name": "ProfilerStep#1", "ph": "i", "cat": "user_annotation", "ts": 1}]})");
+        const fs::path file = dir.write(
+            "kineto_trace_5.json", R"({"traceEvents": [{"name": "ProfilerStep#1", "ph": "i", "cat": "user_annotation", "ts": 1}]})");
         const TraceCheck check = check_trace(file);
         CHECK(check.steps == 0);
         CHECK_THAT(check.problem, Catch::Matchers::StartsWith("no step markers"));
@@ -201,8 +201,10 @@ TEST_CASE("verify refuses what the metrics' reader refuses, in its own words", "
                Catch::Matchers::StartsWith("not valid JSON at byte 30: "));
     CHECK_THAT(problem("kineto_trace_0.json", R"({"traceEvents": [{"name": "ProfilerStep#1", "ph": "X", "cat": "user_annotation"}]})"),
                Catch::Matchers::StartsWith("traceEvents[0] (\"ProfilerStep#1\", ph X) has no ts (at byte "));
-    CHECK_THAT(problem("kineto_trace_0.json", "{\"traceEvents\": [{\"args\": " + std::string(5000, '[') + std::string(5000, ']') + "}]}"),
-               Catch::Matchers::StartsWith("nested deeper than "));
+    CHECK_THAT(
+        problem("kineto_trace_0.json", "{\"traceEvents\": [{\"args\": " + std::string(5000, '[') + std::string(5000, ']') + "}]}"),
+        Catch::Matchers::StartsWith("nested deeper than "));
     CHECK_THAT(problem("kineto_trace_0.json.gz", gzip(R"({"traceEvents": [)")),
-               Catch::Matchers::StartsWith("truncated at byte 17: the JSON ends inside the traceEvents array") && Catch::Matchers::EndsWith("(of the uncompressed stream)"));
+               Catch::Matchers::StartsWith("truncated at byte 17: the JSON ends inside the traceEvents array") &&
+                   Catch::Matchers::EndsWith("(of the uncompressed stream)"));
 }

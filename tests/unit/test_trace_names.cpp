@@ -6,8 +6,8 @@
 #include <zlib.h>
 
 using namespace harness;
-using harness::test::TempDir;
 using harness::test::gzip;
+using harness::test::TempDir;
 
 namespace {
 
@@ -15,7 +15,7 @@ struct Row {
     const char* name;
     TraceKind kind;
     TraceNameForm form;
-    long long rank;  ///< -1: the name carries none
+    long long rank; ///< -1: the name carries none
     bool compressed;
     bool canonical;
     const char* canonical_name;
@@ -43,8 +43,8 @@ TEST_CASE("every trace name form is classified by the one table") {
         {"rank-2.json.gz", K::kineto, F::megatron, 2, true, false, "kineto_trace_2.json.gz"},
         {"node1_4242.1700000000123456789.pt.trace.json", K::kineto, F::tensorboard_handler, k_none, false, false, ""},
         {"node1_4242.1700000000123456789.pt.trace.json.gz", K::kineto, F::tensorboard_handler, k_none, true, false, ""},
-        {"1767687660802231168-rank-0.1767687963353114465.pt.trace.json.gz", K::kineto, F::tensorboard_handler, k_none,
-         true, false, ""},  // a vLLM GPU worker
+        {"1767687660802231168-rank-0.1767687963353114465.pt.trace.json.gz", K::kineto, F::tensorboard_handler, k_none, true, false,
+         ""}, // a vLLM GPU worker
         {"card_batch8_input1024_output128_decode.trace.json.gz", K::kineto, F::sglang_bench, k_none, true, false, ""},
         {"profile_batch1_input256_output16_prefill.trace.json.gz", K::kineto, F::sglang_bench, k_none, true, false, ""},
         // Not SGLang's: a stage it does not write, or a length that is not a number (an XLA host trace).
@@ -160,6 +160,6 @@ TEST_CASE("metrics ranks traces by the same names, and handler traces by their d
             ranks.emplace_back(trace.file.filename().string(), trace.rank);
         }
     }
-    CHECK(ranks == std::vector<std::pair<std::string, long long>>{{"node0_1.1700000000000000001.pt.trace.json.gz", 1},
-                                                                  {"rank-0.json", 0}});
+    CHECK(ranks ==
+          std::vector<std::pair<std::string, long long>>{{"node0_1.1700000000000000001.pt.trace.json.gz", 1}, {"rank-0.json", 0}});
 }

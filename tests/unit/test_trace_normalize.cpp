@@ -40,7 +40,7 @@ TEST_CASE("a legacy autograd trace becomes Kineto's object form without losing a
     CHECK(std::string_view(events.at(0)["cat"]) == "cpu_op");
     CHECK(std::string_view(events.at(1)["name"]) == "ProfilerStep#3");
     CHECK(std::string_view(events.at(1)["cat"]) == "user_annotation");
-    CHECK(std::string_view(events.at(2)["cat"]) == "custom");  // an existing cat is kept
+    CHECK(std::string_view(events.at(2)["cat"]) == "custom"); // an existing cat is kept
     CHECK(int64_t(events.at(0)["dur"]) == 2);
     CHECK(std::string_view(events.at(0)["pid"]) == "CPU functions");
 }
@@ -67,8 +67,6 @@ TEST_CASE("a broken trace is an error naming the file, never a partial output") 
         const auto source = dir.write("other.json", R"({"something": 1})");
         CHECK_THROWS_WITH(normalize_trace(source, target, {}), Catch::Contains("without a traceEvents array"));
     }
-    SECTION("missing") {
-        CHECK_THROWS_AS(normalize_trace(dir.path() / "absent.json", target, {}), HarnessError);
-    }
+    SECTION("missing") { CHECK_THROWS_AS(normalize_trace(dir.path() / "absent.json", target, {}), HarnessError); }
     CHECK_FALSE(fs::exists(target));
 }
