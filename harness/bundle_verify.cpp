@@ -417,7 +417,7 @@ std::vector<std::string> listed_traces(const YAML::Node& root) {
 /// xpu_spec.total_count when it is a positive integer, else 0 (validation reports why).
 long long total_count(const YAML::Node& root) {
     const std::string text = scalar_text(find_node(root, "workload.hardware.xpu_spec.total_count"));
-    if (text.empty() || text.size() > 18 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (text.empty() || text.size() > 18 || !all_digits(text)) {
         return 0;
     }
     return std::stoll(text);

@@ -127,8 +127,7 @@ long long parse_time_limit(const std::string& text) {
     };
     // Each field is a few digits: no sign, no fraction, nothing stoll would wrap or refuse.
     const auto field = [&](const std::string& digits) {
-        if (digits.empty() || digits.size() > 9 ||
-            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        if (digits.empty() || digits.size() > 9 || !all_digits(digits)) {
             throw bad("not a Slurm time limit");
         }
         return std::stoll(digits);

@@ -40,8 +40,7 @@ struct ParsedRank {
 
 /// Decimal digits only; 18 of them keep the value inside a long long.
 std::optional<ParsedRank> parse_rank(std::string_view digits) {
-    if (digits.empty() || digits.size() > 18 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (digits.empty() || digits.size() > 18 || !all_digits(digits)) {
         return std::nullopt;
     }
     long long value = 0;

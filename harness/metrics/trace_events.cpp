@@ -36,7 +36,7 @@ bool is_python_step_frame(std::string_view name) {
         return false;
     }
     const std::string_view line = where.substr(colon + 1);
-    return std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return all_digits(line);
 }
 
 /// "<path>/sglang/bench_one_batch.py(<line>): decode" or "...: extend", as with_stack names
@@ -53,7 +53,7 @@ bool is_sglang_bench_forward(std::string_view name) {
             return false;
         }
         const std::string_view line = head.substr(open + file.size());
-        return std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; });
+        return all_digits(line);
     }
     return false;
 }

@@ -10,6 +10,8 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string to_lower(std::string_view text);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
+/// Every character an ASCII digit (true for ""; callers that need one check emptiness first).
+bool all_digits(std::string_view text);
 std::string trim(std::string_view text);
 
 /// Levenshtein distance, for "did you mean" suggestions.
