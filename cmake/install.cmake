@@ -1,5 +1,5 @@
 # `cmake --install build --prefix P`: the binary in P/bin, its data in P/share/ccl-harness, where
-# harness_home() looks first (harness/home.cpp). Nothing here needs root: any writable prefix works.
+# harness_home() looks first (harness/util/home.cpp). Nothing here needs root: any writable prefix works.
 include(GNUInstallDirs)
 
 install(TARGETS ccl-harness RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

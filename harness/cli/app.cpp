@@ -1,9 +1,9 @@
 #include "cli/app.hpp"
 
-#include "home.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 #include "util/strings.hpp"
-#include "version.hpp"
+#include "util/version.hpp"
 
 #include <fmt/format.h>
 #include <iostream>

@@ -1,6 +1,6 @@
 #include "cli/card_options.hpp"
 
-#include "card.hpp"
+#include "card/card.hpp"
 
 namespace harness::cli {
 

@@ -1,9 +1,9 @@
-#include "compare.hpp"
-#include "compare_html.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/quote.hpp"
+#include "workflows/compare.hpp"
+#include "workflows/compare_html.hpp"
 
 #include <fmt/format.h>
 #include <iostream>

@@ -4,7 +4,7 @@
 #include "cli/docs_gen.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
-#include "version.hpp"
+#include "util/version.hpp"
 
 #include <fmt/format.h>
 #include <iostream>

@@ -1,6 +1,6 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
-#include "explain.hpp"
+#include "plan/explain.hpp"
 #include "util/error.hpp"
 
 #include <iostream>

@@ -1,7 +1,7 @@
-#include "catalog.hpp"
 #include "cli/commands.hpp"
-#include "home.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
+#include "workflows/catalog.hpp"
 
 #include <iostream>
 #include <memory>

@@ -1,10 +1,9 @@
+#include "bundle/bundle_metrics.hpp"
 #include "cli/commands.hpp"
 #include "metrics/metrics.hpp"
-#include "bundle_unpack.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/quote.hpp"
-#include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -21,28 +20,11 @@ struct MetricsCommandOptions {
     bool json = false;
 };
 
-/// A packed bundle is unpacked (safely) into a scratch directory that goes away afterwards.
-metrics::MetricsReport metrics_of_packed_bundle(const fs::path& archive, const metrics::MetricsOptions& options) {
-    const ScratchDir scratch({}, "metrics");
-    const fs::path unpacked = scratch.path() / "bundle";
-    metrics::MetricsReport report = metrics::compute_metrics(unpack_bundle(archive, unpacked), options);
-    report.path = archive;
-    if (report.card) {
-        report.card = fs::relative(*report.card, unpacked);
-    }
-    for (auto& rank : report.ranks) {
-        rank.file = fs::relative(rank.file, unpacked);
-    }
-    return report;
-}
-
 int run_metrics(const MetricsCommandOptions& options) {
     // Ctrl-C becomes exit 130 (and a removed scratch directory), not a half-printed report.
     install_interrupt_handlers();
     const fs::path path = options.path;
-    const bool packed = ends_with(path.string(), ".tar.zst") && fs::is_regular_file(path);
-    const metrics::MetricsReport report = packed ? metrics_of_packed_bundle(path, options.metrics)
-                                                 : metrics::compute_metrics(path, options.metrics);
+    const metrics::MetricsReport report = metrics_of_input(path, options.metrics);
     // Kernel names and paths come from the traces: escaped, whatever they hold.
     std::cout << (options.json ? metrics::metrics_to_json(report).dump() : terminal_text(metrics::metrics_table(report), true));
     return k_exit_ok;

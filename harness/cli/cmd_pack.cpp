@@ -1,10 +1,10 @@
-#include "bundle_pack.hpp"
+#include "bundle/bundle_pack.hpp"
 #include "cli/commands.hpp"
-#include "util/terminal.hpp"
 #include "util/error.hpp"
-#include "util/quote.hpp"
 #include "util/interrupt.hpp"
 #include "util/json.hpp"
+#include "util/quote.hpp"
+#include "util/terminal.hpp"
 
 #include <fmt/format.h>
 #include <iostream>

@@ -1,7 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
-#include "reproduce.hpp"
 #include "util/quote.hpp"
+#include "workflows/reproduce.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -11,7 +11,8 @@ namespace harness::cli {
 
 namespace {
 
-int run_reproduce(const ReproduceOptions& options, const ReportFlags& flags) {
+int run_reproduce(ReproduceOptions options, const ReportFlags& flags) {
+    options.diagnostics = &std::cerr;
     const bool quiet = quiet_wanted();
     const ReproduceOutcome outcome = reproduce_bundle(options, progress_stream(flags.json, quiet));
     for (const auto& problem : outcome.problems) {

@@ -1,8 +1,8 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
-#include "run.hpp"
 #include "util/error.hpp"
+#include "workflows/run_workload.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -12,8 +12,9 @@ namespace harness::cli {
 
 namespace {
 
-int run_run(const RunOptions& options, const ReportFlags& flags) {
+int run_run(RunOptions options, const ReportFlags& flags) {
     const bool quiet = quiet_wanted();
+    options.diagnostics = &std::cerr; // before the run starts, not after it ends
     const RunOutcome outcome = run_workload(options, progress_stream(flags.json, quiet));
     if (outcome.invalid_input) {
         return outcome.exit_code;

@@ -1,5 +1,5 @@
+#include "card/json_schema.hpp"
 #include "cli/commands.hpp"
-#include "json_schema.hpp"
 #include "util/error.hpp"
 
 #include <fmt/format.h>

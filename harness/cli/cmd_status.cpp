@@ -1,6 +1,6 @@
 #include "cli/commands.hpp"
-#include "run_status.hpp"
 #include "util/error.hpp"
+#include "workflows/run_status.hpp"
 
 #include <iostream>
 #include <memory>

@@ -1,9 +1,9 @@
 #include "cli/commands.hpp"
-#include "util/terminal.hpp"
-#include "submit.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/quote.hpp"
+#include "util/terminal.hpp"
+#include "workflows/submit.hpp"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
-#include "sweep.hpp"
+#include "workflows/sweep.hpp"
 
 #include <fmt/format.h>
 #include <iostream>

@@ -1,8 +1,8 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
+#include "plan/validate.hpp"
 #include "util/error.hpp"
 #include "util/quote.hpp"
-#include "validate.hpp"
 
 #include <fmt/format.h>
 #include <iostream>

@@ -1,4 +1,4 @@
-#include "bundle_verify.hpp"
+#include "bundle/bundle_verify.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"

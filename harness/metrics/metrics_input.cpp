@@ -1,7 +1,7 @@
 #include "metrics/metrics_input.hpp"
 
 #include "metrics/reference_sampling.hpp"
-#include "trace_names.hpp"
+#include "trace/trace_names.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 #include "util/strings.hpp"

@@ -1,8 +1,8 @@
 #include "metrics/trace_events.hpp"
 
-#include "metrics/byte_source.hpp"
 #include "metrics/json_scan.hpp"
 #include "metrics/kernel_classifier.hpp"
+#include "util/byte_source.hpp"
 #include "util/error.hpp"
 #include "util/limits.hpp"
 #include "util/strings.hpp"

@@ -1,5 +1,5 @@
-#include "util/http.hpp"
 #include "util/error.hpp"
+#include "util/http.hpp"
 #include "util/interrupt.hpp"
 #include "util/strings.hpp"
 

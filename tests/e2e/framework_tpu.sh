@@ -97,7 +97,7 @@ run=$(latest_run)
 [ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "unknown key: state $(run_json "$run" 'r["state"]')"
 grep -rq "Key no_such_key was passed at the command line but isn't in config." "$run/logs" &&
     pass || fail "unknown key: the logs lack pyconfig's refusal: $(ls -R "$run/logs")"
-# A model MaxText does not have is refused before anything runs (plan, harness/frameworks/maxtext.cpp).
+# A model MaxText does not have is refused before anything runs (plan, harness/plan/frameworks/maxtext.cpp).
 expect_status 2 "an unknown MaxText model is refused" -- "$CCL_HARNESS" run "$card" --set "launch.source.repo=$maxtext" \
     --set 'launch.args=["model_name=deepseek2-17b"]' "${where[@]}" --results "$results" --teardown
 expect_output "naming pyconfig's rule" "is not a model of maxtext at tpu-recipes-v0.1.4"

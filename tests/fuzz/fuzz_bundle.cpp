@@ -1,7 +1,7 @@
 // The bundle extractor, from bytes: a .tar.zst (or, when the bytes do not start a zstd frame, a
 // tar the target wraps in one, so that mutations reach the tar headers) unpacked by the safe
 // extractor into an emptied scratch directory, then verify's checks on what it wrote.
-#include "bundle_verify.hpp"
+#include "bundle/bundle_verify.hpp"
 #include "fuzz_support.hpp"
 #include "util/archive.hpp"
 

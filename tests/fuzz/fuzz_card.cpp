@@ -1,12 +1,12 @@
 // The card reader as `validate --strict` runs it, from bytes: YAML parse, schema checks, then
 // the cluster and the plan's runnability checks, and the --json report of what was found.
 // Nothing is written.
-#include "card.hpp"
-#include "cluster.hpp"
+#include "card/card.hpp"
+#include "card/cluster.hpp"
+#include "card/yaml_document.hpp"
 #include "fuzz_support.hpp"
-#include "plan.hpp"
-#include "validate.hpp"
-#include "yaml_document.hpp"
+#include "plan/plan.hpp"
+#include "plan/validate.hpp"
 
 #include <cstdint>
 #include <string>

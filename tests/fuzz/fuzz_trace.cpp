@@ -1,9 +1,9 @@
 // The two trace readers, from bytes: the metrics module's streaming reader (read_trace) and
 // verify's check (check_trace), on the bytes as given and, unless they already are gzip, on the
 // same bytes gzip'd, so that mutations of the JSON also reach the inflating paths.
+#include "bundle/trace_check.hpp"
 #include "fuzz_support.hpp"
 #include "metrics/trace_events.hpp"
-#include "trace_check.hpp"
 
 #include <cstdint>
 #include <string>

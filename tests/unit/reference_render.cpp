@@ -1,7 +1,7 @@
 #include "reference_render.hpp"
 
-#include "home.hpp"
 #include "util/fs.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
 #pragma once
 // A reference card from workloads/ planned and rendered the way `render [--strict]` would: what
 // the framework fidelity tests (test_framework_*.cpp) vary a field of and read back.
-#include "plan.hpp"
-#include "render.hpp"
+#include "plan/plan.hpp"
+#include "render/render.hpp"
 
 #include <string>
 #include <vector>

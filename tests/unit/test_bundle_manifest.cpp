@@ -1,4 +1,4 @@
-#include "bundle_manifest.hpp"
+#include "bundle/bundle_manifest.hpp"
 #include "test_context.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"

@@ -1,6 +1,6 @@
-#include "card.hpp"
+#include "card/card.hpp"
+#include "card/schema.hpp"
 #include "card_fixture.hpp"
-#include "schema.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
 

@@ -1,7 +1,7 @@
-#include "cluster.hpp"
-#include "home.hpp"
+#include "card/cluster.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,10 +1,10 @@
-#include "bundle_manifest.hpp"
-#include "compare.hpp"
-#include "compare_html.hpp"
+#include "bundle/bundle_manifest.hpp"
 #include "test_context.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "workflows/compare.hpp"
+#include "workflows/compare_html.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

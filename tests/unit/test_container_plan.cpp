@@ -1,7 +1,7 @@
 #include "card_fixture.hpp"
-#include "container_plan.hpp"
-#include "home.hpp"
-#include "plan.hpp"
+#include "plan/container_plan.hpp"
+#include "plan/plan.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 #include "card_fixture.hpp"
-#include "explain.hpp"
-#include "home.hpp"
+#include "plan/explain.hpp"
+#include "util/home.hpp"
 #include "util/strings.hpp"
 
 #include <catch2/catch.hpp>

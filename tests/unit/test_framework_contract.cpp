@@ -1,6 +1,6 @@
-#include "frameworks/contract.hpp"
-#include "home.hpp"
+#include "plan/frameworks/contract.hpp"
 #include "test_context.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 

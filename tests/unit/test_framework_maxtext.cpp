@@ -1,8 +1,8 @@
-#include "cluster.hpp"
-#include "home.hpp"
-#include "plan.hpp"
+#include "card/cluster.hpp"
+#include "plan/plan.hpp"
 #include "reference_render.hpp"
-#include "render.hpp"
+#include "render/render.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
 // Card -> Megatron-LM fidelity: every card field that describes the run changes the rendered
 // launch.sbatch the way Megatron-LM core_v0.15.3 reads it (docs/contracts/megatron-lm-core_v0.15.3.yaml),
 // or fails --strict naming the field.
-#include "frameworks/framework_plan.hpp"
-#include "home.hpp"
+#include "plan/frameworks/framework_plan.hpp"
 #include "reference_render.hpp"
-#include "render.hpp"
+#include "render/render.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
-// harness/frameworks/vllm.cpp and sglang.cpp: each card field that describes a serving run changes
+// harness/plan/frameworks/vllm.cpp and sglang.cpp: each card field that describes a serving run changes
 // the rendered Perlmutter script, or strict planning refuses it naming the field.
-#include "cluster.hpp"
-#include "home.hpp"
-#include "plan.hpp"
+#include "card/cluster.hpp"
+#include "plan/plan.hpp"
 #include "reference_render.hpp"
-#include "render.hpp"
+#include "render/render.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 

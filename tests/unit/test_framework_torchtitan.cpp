@@ -1,9 +1,9 @@
 // Card -> TorchTitan fidelity: every card field that describes the run changes the rendered
 // train.toml / launch.sbatch the way TorchTitan v0.2.2 reads it, or fails --strict naming the field.
-#include "frameworks/framework_plan.hpp"
-#include "home.hpp"
+#include "plan/frameworks/framework_plan.hpp"
 #include "reference_render.hpp"
-#include "render.hpp"
+#include "render/render.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
-#include "git_pin.hpp"
-#include "home.hpp"
-#include "render.hpp"
+#include "provenance/git_pin.hpp"
+#include "render/render.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 #include "util/process.hpp"
 
 #include <catch2/catch.hpp>

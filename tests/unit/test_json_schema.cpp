@@ -1,7 +1,7 @@
-#include "card.hpp"
-#include "cluster.hpp"
-#include "json_schema.hpp"
-#include "schema.hpp"
+#include "card/card.hpp"
+#include "card/cluster.hpp"
+#include "card/json_schema.hpp"
+#include "card/schema.hpp"
 #include "util/json.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,9 +1,9 @@
 // The input bounds of util/limits.hpp and the readers that apply them (issue 13).
-#include "bundle_card.hpp"
+#include "bundle/bundle_card.hpp"
+#include "card/yaml_document.hpp"
 #include "metrics/json_scan.hpp"
 #include "util/error.hpp"
 #include "util/limits.hpp"
-#include "yaml_document.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>

@@ -1,5 +1,5 @@
-#include "metrics/trace_events.hpp"
 #include "metrics/json_scan.hpp"
+#include "metrics/trace_events.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 

@@ -5,9 +5,9 @@
 //   cd ccl-bench && python3 tools/main.py --trace DIR --metric M
 // (`tests/fixtures/real_traces/check_upstream.sh CCL_BENCH_CHECKOUT [BINARY]` re-runs them all).
 // main.py prints the float with repr(), so the recorded digits round-trip exactly.
-#include "metrics/byte_source.hpp"
 #include "metrics/metrics.hpp"
 #include "test_context.hpp"
+#include "util/byte_source.hpp"
 
 #include <catch2/catch.hpp>
 

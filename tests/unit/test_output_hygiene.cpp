@@ -1,15 +1,15 @@
 // Issue 13: names from input are data, every string from input is printed escaped, JSON is
 // always valid UTF-8, launch.args reach the job as written, sweeps are bounded, a full $TMPDIR is
 // an environment failure, uploads are not repeated once the server may hold them.
-#include "card.hpp"
-#include "submit.hpp"
-#include "sweep.hpp"
+#include "card/card.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 #include "util/quote.hpp"
 #include "util/safe_name.hpp"
 #include "util/scratch_dir.hpp"
+#include "workflows/submit.hpp"
+#include "workflows/sweep.hpp"
 
 #include <catch2/catch.hpp>
 #include <cerrno>

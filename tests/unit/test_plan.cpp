@@ -1,6 +1,6 @@
 #include "card_fixture.hpp"
-#include "home.hpp"
-#include "plan.hpp"
+#include "plan/plan.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,11 @@
-#include "env_capture.hpp"
-#include "home.hpp"
-#include "provenance.hpp"
-#include "secret_scrub.hpp"
+#include "provenance/env_capture.hpp"
+#include "provenance/provenance.hpp"
+#include "provenance/secret_scrub.hpp"
+#include "run/record_provenance.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/home.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,8 +1,8 @@
 #include "card_fixture.hpp"
-#include "home.hpp"
-#include "render.hpp"
+#include "render/render.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "reproduce.hpp"
+#include "workflows/reproduce.hpp"
 
 #include <catch2/catch.hpp>
 

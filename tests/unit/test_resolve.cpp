@@ -1,11 +1,11 @@
+#include "card/cluster.hpp"
 #include "card_fixture.hpp"
-#include "cluster.hpp"
-#include "executor.hpp"
-#include "home.hpp"
-#include "plan.hpp"
-#include "resolve.hpp"
+#include "plan/plan.hpp"
+#include "plan/resolve.hpp"
+#include "run/executor.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "run.hpp"
+#include "workflows/run_workload.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
-#include "executor.hpp"
-#include "run_record.hpp"
+#include "run/executor.hpp"
+#include "run/run_record.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 

@@ -1,9 +1,9 @@
 // Issue 13, secrets and crash safety: the streaming scrubber, the one list of a run's secrets,
 // the secret env a job is handed, the dead-harness check and the refused durations.
-#include "env_capture.hpp"
-#include "executor.hpp"
-#include "run_record.hpp"
-#include "secret_scrub.hpp"
+#include "provenance/env_capture.hpp"
+#include "provenance/secret_scrub.hpp"
+#include "run/executor.hpp"
+#include "run/run_record.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"

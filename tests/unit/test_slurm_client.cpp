@@ -15,7 +15,7 @@
 //   sbatch --parsable      src/sbatch/sbatch.c:349-351 "%u" then ";%s" with a cluster;
 //                          :331 error("Batch job submission failed: %m")
 //   sacct --parsable2      src/sacct/print.c:1963 "%s by %u" for a cancelled job's State
-#include "slurm_client.hpp"
+#include "run/slurm_client.hpp"
 
 #include <catch2/catch.hpp>
 

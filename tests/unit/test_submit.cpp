@@ -1,7 +1,7 @@
-#include "submit.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 #include "util/http.hpp"
+#include "workflows/submit.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>

@@ -1,7 +1,7 @@
-#include "run_status.hpp"
-#include "sweep.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
+#include "workflows/run_status.hpp"
+#include "workflows/sweep.hpp"
 
 #include <catch2/catch.hpp>
 

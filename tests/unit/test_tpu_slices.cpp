@@ -1,8 +1,8 @@
-#include "cluster.hpp"
-#include "home.hpp"
-#include "plan.hpp"
-#include "render.hpp"
-#include "tpu_slices.hpp"
+#include "card/cluster.hpp"
+#include "plan/plan.hpp"
+#include "plan/tpu_slices.hpp"
+#include "render/render.hpp"
+#include "util/home.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

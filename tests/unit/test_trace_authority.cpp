@@ -1,13 +1,14 @@
 // One answer per trace file name, whichever step asks: collection, pack, verify and the metrics'
 // listing all take it from trace_names; and verify counts the steps the metrics use.
-#include "bundle_card.hpp"
+#include "bundle/bundle_card.hpp"
+#include "bundle/trace_check.hpp"
 #include "metrics/metrics_input.hpp"
 #include "metrics/step_windows.hpp"
 #include "metrics/trace_events.hpp"
+#include "plan/trace_expectation.hpp"
 #include "test_context.hpp"
-#include "trace_check.hpp"
-#include "trace_collect.hpp"
-#include "trace_names.hpp"
+#include "trace/trace_collect.hpp"
+#include "trace/trace_names.hpp"
 #include "util/strings.hpp"
 
 #include <catch2/catch.hpp>
@@ -73,7 +74,8 @@ TEST_CASE("every consumer gives a trace file name the same answer", "[trace_auth
         CHECK(classified.rank.value_or(-1) == (classified.form == TraceNameForm::tensorboard_handler ? -1 : row.rank));
 
         // Collection: the name it gives the file (none when it is not a trace).
-        const CollectedTraces collected = collect_traces(torchtitan_plan(), dir.path() / "produced", dir.path() / "traces");
+        const CollectedTraces collected = collect_traces(trace_expectation(torchtitan_plan()), dir.path() / "produced",
+                                                         dir.path() / "traces");
         CHECK(collected.files == (*row.collected != '\0' ? std::vector<std::string>{row.collected} : std::vector<std::string>{}));
 
         // Pack: which metric_source.traces kind the name makes.

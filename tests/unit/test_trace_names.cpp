@@ -1,6 +1,6 @@
 #include "metrics/metrics_input.hpp"
 #include "test_context.hpp"
-#include "trace_names.hpp"
+#include "trace/trace_names.hpp"
 
 #include <catch2/catch.hpp>
 #include <zlib.h>

@@ -1,5 +1,5 @@
 #include "test_context.hpp"
-#include "trace_normalize.hpp"
+#include "trace/trace_normalize.hpp"
 #include "util/error.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,0 +1,91 @@
+#include "bundle/bundle_metrics.hpp"
+
+#include "bundle/bundle_unpack.hpp"
+#include "bundle/input_path.hpp"
+#include "metrics/metrics.hpp"
+#include "util/scratch_dir.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace harness {
+
+Json bundle_metrics(const fs::path& dir) {
+    const metrics::MetricsReport report = metrics::compute_metrics(dir, metrics::MetricsOptions{});
+    Json values = Json::object();
+    for (const metrics::MetricValue& metric : report.metrics) {
+        Json entry = Json::object();
+        entry["value"] = metric.value ? Json(*metric.value) : Json();
+        entry["unit"] = metric.unit;
+        entry["why"] = metric.why;
+        values[metric.metric] = std::move(entry);
+    }
+    Json out = Json::object();
+    out["format"] = 1;
+    out["mode"] = "default";
+    out["metrics"] = std::move(values);
+    return out;
+}
+
+std::vector<std::string> compare_bundle_metrics(const Json& stored, const Json& recomputed) {
+    std::vector<std::string> problems;
+    const Json* stored_metrics = stored.find("metrics");
+    if (stored.find("format") == nullptr || !stored.find("format")->is_int() || stored.find("format")->as_int() != 1) {
+        problems.emplace_back("format: expected 1");
+    }
+    if (stored_metrics == nullptr || !stored_metrics->is_object()) {
+        problems.emplace_back("metrics: expected an object of metric name -> {value, unit, why}");
+        return problems;
+    }
+    const Json::Object& want = recomputed.find("metrics")->as_object();
+    for (const auto& [name, entry] : want) {
+        const Json* have = stored_metrics->find(name);
+        if (have == nullptr || !have->is_object()) {
+            problems.push_back(fmt::format("{}: missing", name));
+            continue;
+        }
+        const Json* stored_value = have->find("value");
+        const Json* recomputed_value = entry.find("value");
+        const bool stored_applies = stored_value != nullptr && stored_value->is_number();
+        const bool recomputed_applies = recomputed_value != nullptr && recomputed_value->is_number();
+        if (stored_applies != recomputed_applies) {
+            problems.push_back(fmt::format("{}: stored {}, the traces give {}", name,
+                                           stored_applies ? fmt::format("{}", stored_value->as_double()) : std::string("n/a"),
+                                           recomputed_applies ? fmt::format("{}", recomputed_value->as_double())
+                                                              : "n/a (" + entry.string_or("why") + ")"));
+            continue;
+        }
+        if (stored_applies) {
+            const double a = stored_value->as_double();
+            const double b = recomputed_value->as_double();
+            if (std::fabs(a - b) > 1e-9 * std::max(std::fabs(a), std::fabs(b))) {
+                problems.push_back(fmt::format("{}: stored {:.17g}, the traces give {:.17g}", name, a, b));
+            }
+        }
+    }
+    for (const auto& [name, entry] : stored_metrics->as_object()) {
+        if (want.count(name) == 0) {
+            problems.push_back(fmt::format("{}: not a metric this harness computes", name));
+        }
+    }
+    return problems;
+}
+
+metrics::MetricsReport metrics_of_input(const fs::path& path, const metrics::MetricsOptions& options) {
+    if (classify_input(path).kind != InputKind::packed_bundle) {
+        return metrics::compute_metrics(path, options);
+    }
+    const ScratchDir scratch({}, "metrics");
+    const fs::path unpacked = scratch.path() / "bundle";
+    metrics::MetricsReport report = metrics::compute_metrics(unpack_bundle(path, unpacked), options);
+    report.path = path;
+    if (report.card) {
+        report.card = fs::relative(*report.card, unpacked);
+    }
+    for (auto& rank : report.ranks) {
+        rank.file = fs::relative(rank.file, unpacked);
+    }
+    return report;
+}
+
+} // namespace harness

@@ -1,0 +1,128 @@
+#include "plan/container_plan.hpp"
+
+#include "card/schema.hpp"
+#include "util/quote.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <regex>
+
+namespace harness {
+
+namespace {
+
+void derived(Plan& plan, const std::string& field, const std::string& from) {
+    plan.origins[field] = Origin{Origin::Kind::derived, "", from};
+}
+
+/// Why a digest cannot go to Shifter, with the fix; the sources are cited in docs/containers.md.
+std::string shifter_digest_message(const std::string& image) {
+    return fmt::format("{} is a digest, which Shifter cannot run: its image gateway splits the name on ':' into "
+                       "repository and tag (imagegw imageworker.py), so `repo@sha256:...` can never be pulled, and "
+                       "`#SBATCH --image` is looked up in the gateway at submission (`shifterimg lookup`), which then "
+                       "refuses the job. Use launch.container.runtime: podman-hpc (it builds the rendered Containerfile "
+                       "FROM the digest), or give a tag pulled with `shifterimg pull docker:REPO:TAG`",
+                       enquote(image));
+}
+
+} // namespace
+
+long long cuda_major_of(const std::string& driver_version) {
+    static const std::regex cuda(R"(^\s*(?:cuda[ _-]?)?(\d{1,2})(?:\.\d+)*\s*$)", std::regex::icase);
+    std::smatch match;
+    if (std::regex_match(driver_version, match, cuda)) {
+        return std::stoll(match[1].str());
+    }
+    return 0;
+}
+
+std::string nccl_plugin_for(const std::string& runtime, long long cuda_major) {
+    if (cuda_major != 12 && cuda_major != 13) {
+        return {};
+    }
+    if (runtime == "shifter") {
+        return cuda_major == 13 ? "gpu,nccl-cu13-plugin" : "gpu,nccl-plugin";
+    }
+    if (runtime == "podman-hpc") {
+        return cuda_major == 13 ? "--nccl-cu13" : "--nccl";
+    }
+    return {};
+}
+
+bool is_digest_image(const std::string& image) {
+    static const std::regex by_digest(R"(^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$)");
+    return std::regex_match(image, by_digest);
+}
+
+std::string shifter_image_for(const std::string& image) {
+    if (image.empty()) {
+        return {};
+    }
+    return "docker:" + image;
+}
+
+bool has_tag(const std::string& image) {
+    // A tag is what follows the last ':' after the last '/' (a registry port is not a tag).
+    const std::size_t slash = image.rfind('/');
+    const std::size_t colon = image.rfind(':');
+    return image.find('@') == std::string::npos && colon != std::string::npos && (slash == std::string::npos || colon > slash);
+}
+
+void plan_container(const WorkloadCard& card, const ClusterProfile& cluster, Plan& plan, PlanFindings& findings) {
+    const std::string& runtime = plan.container_runtime;
+    if (runtime != "none" && !cluster.container_runtimes.empty() &&
+        std::find(cluster.container_runtimes.begin(), cluster.container_runtimes.end(), runtime) == cluster.container_runtimes.end()) {
+        findings.problem("launch.container.runtime", fmt::format("{} is not available on {} (it has {})", enquote(runtime),
+                                                                 cluster.name, join(cluster.container_runtimes, ", ")));
+    }
+    if (runtime != "none") {
+        const std::string& image = plan.container_image;
+        if (image.empty()) {
+            findings.problem("launch.container.image", "a containerized run needs launch.container.image (pinned by @sha256 digest)");
+        } else if (runtime == "shifter") {
+            if (image.find('@') != std::string::npos) { // any digest form, well-formed or not
+                findings.problem("launch.container.image", shifter_digest_message(image));
+            } else if (!has_tag(image)) {
+                findings.problem("launch.container.image",
+                                 fmt::format("{} names no tag; Shifter runs `docker:REPO:TAG` images pulled with `shifterimg pull`",
+                                             enquote(image)));
+            } else {
+                findings.problem("launch.container.runtime",
+                                 fmt::format("Shifter cannot build the rendered Containerfile and the harness does not pin a "
+                                             "tag's gateway id, so the run would use {} as pulled, not pinned; use podman-hpc",
+                                             enquote(image)));
+            }
+        } else if (!is_digest_image(image)) {
+            findings.problem("launch.container.image",
+                             fmt::format("{} is not pinned by digest (expected registry/name@sha256:<64 hex>)", enquote(image)));
+        }
+    }
+
+    const std::string driver = trim(scalar_text(find_node(card.document().root(), "workload.hardware.driver_version")));
+    plan.cuda_major = cuda_major_of(driver);
+    derived(plan, "container.cuda_major",
+            plan.cuda_major > 0 ? fmt::format("workload.hardware.driver_version {}", enquote(driver))
+                                : "0: workload.hardware.driver_version names no CUDA version");
+    if ((runtime == "shifter" || runtime == "podman-hpc") && cluster.accelerator_type == "GPU") {
+        plan.nccl_plugin = nccl_plugin_for(runtime, plan.cuda_major);
+        if (plan.nccl_plugin.empty()) {
+            findings.problem("workload.hardware.driver_version",
+                             fmt::format("{} names no CUDA major the site's NCCL plugin exists for (cuda_12.x or cuda_13.x); "
+                                         "the plugin {} injects must match the image's CUDA major",
+                                         enquote(driver.empty() ? "(missing)" : driver), runtime));
+        } else {
+            derived(plan, "container.nccl_plugin",
+                    fmt::format("{} for a CUDA {} image (docs/containers.md)", runtime, plan.cuda_major));
+        }
+    }
+
+    if (plan.scheduler == Scheduler::slurm && cluster.cpus_per_node > 0 && plan.tasks_per_node > 0) {
+        plan.cpus_per_task = std::max(1LL, cluster.cpus_per_node / plan.tasks_per_node);
+        derived(plan, "scheduler_options.cpus_per_task",
+                fmt::format("cpus_per_node {} / tasks per node {}", cluster.cpus_per_node, plan.tasks_per_node));
+    }
+}
+
+} // namespace harness

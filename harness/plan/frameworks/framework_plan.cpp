@@ -1,0 +1,70 @@
+#include "plan/frameworks/framework_plan.hpp"
+
+#include "plan/frameworks/vllm_tpu.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+namespace harness {
+
+void set_framework_value(Plan& plan, const std::string& key, const std::string& value, const std::string& because) {
+    plan.framework_config[key] = value;
+    plan.origins["framework_config." + key] = Origin{Origin::Kind::derived, "", because};
+}
+
+std::string torch_dtype_name(const std::string& precision) {
+    if (precision.empty()) {
+        return "auto";
+    }
+    if (precision == "bf16" || precision == "bfloat16") {
+        return "bfloat16";
+    }
+    if (precision == "fp16" || precision == "float16" || precision == "half") {
+        return "float16";
+    }
+    if (precision == "fp32" || precision == "float32") {
+        return "float32";
+    }
+    return {};
+}
+
+void set_torch_dtype(Plan& plan, PlanFindings& findings, const std::string& framework) {
+    const std::string dtype = torch_dtype_name(plan.precision);
+    if (dtype.empty()) {
+        findings.problem(
+            "workload.model.precision",
+            fmt::format("{} is not supported for {}: --dtype takes auto, float16, bfloat16 or float32", plan.precision, framework));
+    } else {
+        set_framework_value(plan, "dtype", dtype, fmt::format("--dtype for precision '{}'", plan.precision));
+    }
+}
+
+std::string xla_dtype_name(const std::string& precision) {
+    const std::string lower = to_lower(precision);
+    if (lower.empty() || lower == "bf16" || lower == "bfloat16") {
+        return "bfloat16";
+    }
+    if (lower == "fp32" || lower == "float32") {
+        return "float32";
+    }
+    return {};
+}
+
+void plan_framework(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    if (plan.framework == "torchtitan") {
+        plan_torchtitan(card, plan, findings);
+    } else if (plan.framework == "megatron-lm") {
+        plan_megatron(card, plan, findings);
+    } else if (plan.framework == "vllm" && !plan.tpu_accelerator_type.empty()) {
+        plan_vllm_tpu(card, plan, findings); // the tpu-inference backend: its own options and rules
+    } else if (plan.framework == "vllm") {
+        plan_vllm(card, plan, findings);
+    } else if (plan.framework == "sglang") {
+        plan_sglang(card, plan, findings);
+    } else if (plan.framework == "maxtext") {
+        plan_maxtext(card, plan, findings);
+    }
+}
+
+} // namespace harness

@@ -1,0 +1,240 @@
+// Megatron-LM (pretrain_gpt.py) at core_v0.15.3: how the card becomes its command line, and which
+// card values it cannot honour. Every rule cites the source; the contract
+// docs/contracts/megatron-lm-core_v0.15.3.yaml lists the options and the trace window in full.
+#include "plan/frameworks/framework_plan.hpp"
+
+#include "card/yaml_document.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <optional>
+
+namespace harness {
+
+namespace {
+
+const std::string k_degrees = "Model-executor.model_plan_parallelization";
+
+/// The value launch.args gives `name` (`--name=V` or `--name V`); the last one wins, as in argparse.
+std::optional<std::string> arg_value(const std::vector<std::string>& args, const std::string& name) {
+    std::optional<std::string> value;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == name && i + 1 < args.size()) {
+            value = args[i + 1];
+        } else if (starts_with(args[i], name + "=")) {
+            value = args[i].substr(name.size() + 1);
+        }
+    }
+    return value;
+}
+
+bool has_arg(const std::vector<std::string>& args, const std::string& name) {
+    return std::any_of(args.begin(), args.end(), [&](const std::string& arg) { return arg == name || starts_with(arg, name + "="); });
+}
+
+std::optional<long long> to_integer(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const long long value = std::stoll(text, &used);
+        return used == text.size() ? std::optional<long long>(value) : std::nullopt;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+/// A count from launch.args (what Megatron reads) or else from the card's model_arch.
+std::optional<long long> model_count(const WorkloadCard& card, const std::string& option, const std::string& arch_key) {
+    if (const auto text = arg_value(card.launch.args, option)) {
+        return to_integer(*text);
+    }
+    const std::string text = scalar_text(find_node(card.document().root(), "workload.model.model_arch." + arch_key));
+    return text.empty() ? std::nullopt : to_integer(text);
+}
+
+/// Options the template derives from card fields: launch.args must not say otherwise, or the
+/// card would describe a run other than the one that ran.
+struct DerivedOption {
+    const char* option;
+    const char* field;
+};
+constexpr DerivedOption k_derived_options[] = {
+    {"--tensor-model-parallel-size", "Model-executor.model_plan_parallelization.tp"},
+    {"--pipeline-model-parallel-size", "Model-executor.model_plan_parallelization.pp"},
+    {"--context-parallel-size", "Model-executor.model_plan_parallelization.cp"},
+    {"--expert-model-parallel-size", "Model-executor.model_plan_parallelization.ep"},
+    {"--micro-batch-size", "Model-executor.model_plan_parallelization.pp_mb"},
+    {"--global-batch-size", "workload.data.batch_size"},
+    {"--seq-length", "workload.data.seq_len"},
+    {"--train-iters", "launch.steps"},
+    {"--bf16", "workload.model.precision"},
+    {"--fp16", "workload.model.precision"},
+    {"--mock-data", "workload.data.dataset"},
+    {"--data-path", "workload.data.dataset"},
+    {"--profile-step-start", "launch.profile"},
+    {"--profile-step-end", "launch.profile"},
+    {"--profile-ranks", "launch.profile"},
+    {"--tensorboard-dir", "launch.profile"},
+};
+
+void plan_precision(Plan& plan, PlanFindings& findings) {
+    // No flag is fp32 (params_dtype torch.float); --fp16 and --bf16 exclude each other
+    // (megatron/training/arguments.py:722-735).
+    std::string precision = plan.precision;
+    if (precision != "bf16" && precision != "fp16" && precision != "fp32") {
+        findings.problem("workload.model.precision",
+                         fmt::format("{} is not supported for megatron-lm: the harness renders --bf16, --fp16 or neither (fp32); "
+                                     "the run would be bf16",
+                                     precision));
+        precision = "bf16";
+    }
+    if (precision == "fp16" && plan.parallelism.ep > 1) {
+        findings.problem("workload.model.precision",
+                         "fp16 is not supported for megatron-lm with expert parallelism (arguments.py:1041: \"Expert parallelism is "
+                         "not supported with fp16 training\")");
+    }
+    set_framework_value(plan, "bf16", precision == "bf16" ? "true" : "false", "workload.model.precision " + precision);
+    set_framework_value(plan, "fp16", precision == "fp16" ? "true" : "false", "workload.model.precision " + precision);
+}
+
+void plan_data(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    const std::string& dataset = card.dataset;
+    const std::string name = to_lower(dataset);
+    const bool synthetic = name.empty() || name == "synthetic" || name == "mock" || name == "random" || name == "dummy";
+    if (!synthetic) {
+        // Real data needs Megatron's preprocessed .bin/.idx files (--data-path), which the
+        // harness does not prepare.
+        findings.problem("workload.data.dataset",
+                         fmt::format("dataset {} is not supported for megatron-lm: the harness runs it on --mock-data "
+                                     "(synthetic tokens; a real dataset needs preprocessed --data-path files)",
+                                     enquote(dataset)));
+    }
+    set_framework_value(plan, "mock_data", "true",
+                        synthetic
+                            ? "workload.data.dataset " + (dataset.empty() ? std::string("absent") : dataset) + ": synthetic tokens"
+                            : "the only data the harness renders for megatron-lm");
+    if (plan.seq_len <= 0) {
+        findings.problem("workload.data.seq_len", "megatron-lm needs a sequence length (--seq-length)");
+    }
+}
+
+void plan_batch(Plan& plan, PlanFindings& findings) {
+    // --micro-batch-size is per rank per micro-step and global = micro × dp × num_microbatches
+    // (megatron/core/num_microbatches_calculator.py:340-346). The card's pp_mb is CCL-Bench's
+    // "pipeline model parallel micro-batch size", so it is the micro-batch; plan.json says the same.
+    const Parallelism& par = plan.parallelism;
+    const long long dp = par.dp_replicate * par.dp_shard;
+    const long long micro = par.pp_mb;
+    plan.micro_batch_size = micro;
+    plan.origins["data.micro_batch_size"] = Origin{
+        Origin::Kind::derived, "",
+        fmt::format("Model-executor.model_plan_parallelization.pp_mb {}: Megatron's --micro-batch-size (per rank, per micro-step)",
+                    micro)};
+    if (plan.phase == "training" && plan.batch_size % (micro * dp) != 0) {
+        findings.problem("workload.data.batch_size",
+                         fmt::format("global batch {} is not divisible by micro-batch (pp_mb) {} × data parallelism {} "
+                                     "(megatron-lm's num_microbatches_calculator.py:340)",
+                                     plan.batch_size, micro, dp));
+        return;
+    }
+    set_framework_value(plan, "num_microbatches", std::to_string(std::max(1LL, plan.batch_size / (micro * dp))),
+                        fmt::format("global batch {} / (micro-batch {} × data parallelism {})", plan.batch_size, micro, dp));
+}
+
+void plan_parallelism(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    const Parallelism& par = plan.parallelism;
+    const long long world = plan.world_size;
+    // world = tp·pp·cp·dp (arguments.py:372-385) is the generic product rule make_plan checks.
+    if (par.dp_shard > 1) {
+        findings.problem(k_degrees + ".dp_shard",
+                         fmt::format("dp_shard {} is not supported for megatron-lm: the harness renders data parallelism with the "
+                                     "distributed optimizer (dp_replicate), not FSDP",
+                                     par.dp_shard));
+    }
+    // Experts: tensor parallel etp (default tp, arguments.py:439-440) × ep × pp must divide the
+    // world (megatron/core/parallel_state.py:744-752); ep needs a multiple of it in experts
+    // (arguments.py:1036-1040).
+    long long etp = par.tp;
+    if (const auto text = arg_value(card.launch.args, "--expert-tensor-parallel-size")) {
+        etp = to_integer(*text).value_or(par.tp);
+    }
+    if (world % (etp * par.ep * par.pp) != 0) {
+        findings.problem(k_degrees + ".ep",
+                         fmt::format("expert tensor parallel {} × ep {} × pp {} = {} does not divide the world size {} "
+                                     "(megatron-lm's parallel_state.py:749)",
+                                     etp, par.ep, par.pp, etp * par.ep * par.pp, world));
+    }
+    const auto experts = model_count(card, "--num-experts", "num_experts");
+    if (par.ep > 1 && !experts) {
+        findings.problem(k_degrees + ".ep",
+                         fmt::format("ep {} needs experts: give --num-experts in launch.args (arguments.py:1038)", par.ep));
+    } else if (par.ep > 1 && *experts % par.ep != 0) {
+        findings.problem(k_degrees + ".ep",
+                         fmt::format("{} experts are not a multiple of ep {} (megatron-lm's arguments.py:1039)", *experts, par.ep));
+    }
+    const auto layers = model_count(card, "--num-layers", "num_layers");
+    if (layers && *layers % par.pp != 0) {
+        findings.problem(k_degrees + ".pp",
+                         fmt::format("{} layers are not divisible by pp {} (megatron-lm's arguments.py:598)", *layers, par.pp));
+    }
+    if (par.cp > 1 && plan.seq_len % (2 * par.cp) != 0) {
+        findings.problem(
+            "workload.data.seq_len",
+            fmt::format("seq_len {} is not a multiple of 2 × cp {} (megatron-lm's arguments.py:843)", plan.seq_len, par.cp));
+    }
+    for (const DerivedOption& derived : k_derived_options) {
+        if (has_arg(card.launch.args, derived.option)) {
+            findings.problem("launch.args",
+                             fmt::format("{} is rendered from {}: set that field instead", derived.option, derived.field));
+        }
+    }
+}
+
+void plan_window(Plan& plan) {
+    const long long w = plan.profile.wait + plan.profile.warmup;
+    const long long a = plan.profile.active;
+    long long start = w;
+    long long end = w + a;
+    long long train_iters = plan.steps;
+    std::string why = fmt::format(
+        "nsys: cudaProfilerStart at the top of iteration {} and Stop after iteration {} trace iterations {}..{} "
+        "(training.py:2203, 1817)",
+        w + 1, w + a, w + 1, w + a);
+    if (plan.traces("torch_profiler")) {
+        // Megatron's schedule(wait=S-1, warmup=1, active=E-S) records ProfilerStep#S..#E-1 and
+        // saves at the prof.step() that opens iteration E (training.py:2155-2162, 2202), so the
+        // window W+1..W+A needs S = W+1, E = W+A+1 and at least E iterations.
+        start = w + 1;
+        end = w + a + 1;
+        train_iters = std::max(plan.steps, end);
+        why = fmt::format(
+            "torch.profiler: schedule(wait={}, warmup=1, active={}) records iterations {}..{} and saves the trace at the "
+            "start of iteration {} (megatron/training/training.py:2155-2162, 2202)",
+            start - 1, a, w + 1, w + a, end);
+    }
+    set_framework_value(plan, "profile_step_start", std::to_string(start), why);
+    set_framework_value(plan, "profile_step_end", std::to_string(end), why);
+    set_framework_value(plan, "train_iters", std::to_string(train_iters),
+                        train_iters == plan.steps
+                            ? std::string("launch.steps")
+                            : fmt::format("launch.steps {} + 1: Megatron writes the torch.profiler trace of a window "
+                                          "ending on the last step only when iteration {} starts",
+                                          plan.steps, end));
+}
+
+} // namespace
+
+void plan_megatron(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    if (plan.phase != "training") {
+        findings.problem("workload.model.phase",
+                         fmt::format("{} is not supported for megatron-lm: the harness renders pretrain_gpt.py (training)",
+                                     plan.phase.empty() ? std::string("no phase") : plan.phase));
+    }
+    plan_precision(plan, findings);
+    plan_data(card, plan, findings);
+    plan_batch(plan, findings);
+    plan_parallelism(card, plan, findings);
+    plan_window(plan);
+}
+
+} // namespace harness

@@ -1,0 +1,96 @@
+#include "plan/validate.hpp"
+
+#include "card/card.hpp"
+#include "card/cluster.hpp"
+#include "plan/frameworks/contract.hpp"
+#include "plan/plan.hpp"
+#include "util/error.hpp"
+#include "util/home.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+#include <regex>
+
+namespace harness {
+
+namespace {
+
+/// An input error's text is "location: message"; split it so JSON consumers get the fields.
+Diagnostic from_error(const std::string& what, const std::string& file) {
+    static const std::regex positioned(R"(^(.*?:\d+:\d+): (.*)$)");
+    std::smatch match;
+    if (std::regex_match(what, match, positioned)) {
+        return {Severity::error, match[1].str(), "", match[2].str()};
+    }
+    const std::string prefix = file + ": ";
+    return {Severity::error, file, "", what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what};
+}
+
+/// launch.args the framework's contract does not list: a warning, never an error. The framework
+/// may well accept them (the contract lists what the harness renders), but nobody has checked,
+/// and a job that dies on an unknown option has often waited hours for its nodes first.
+void check_launch_args(const WorkloadCard& card, const Plan& plan, Diagnostics& diagnostics) {
+    const std::optional<FrameworkContract> contract = find_contract(plan, harness_home() / "docs" / "contracts");
+    if (!contract || plan.extra_args.empty()) {
+        return;
+    }
+    const std::string location = card.document().location(find_node(card.document().root(), "launch.args"), "launch.args");
+    const std::vector<std::string> known(contract->options.begin(), contract->options.end());
+    for (const std::string& arg : args_outside_contract(plan.extra_args, *contract)) {
+        const std::string name = arg.substr(0, arg.find('='));
+        const std::string near = closest_match(name, known);
+        diagnostics.warning(location, "launch.args",
+                            fmt::format("{} is not among the options {} lists for {} at {}{}: check that it exists there "
+                                        "(a contract change cites the framework's source)",
+                                        enquote(arg), contract->file.filename().string(), plan.framework, plan.source_ref,
+                                        near.empty() ? "" : fmt::format(" (did you mean {}?)", enquote(near))));
+    }
+}
+
+} // namespace
+
+ValidationResult validate_file(const fs::path& file, const ValidateOptions& options) {
+    ValidationResult result;
+    result.file = file.string();
+    try {
+        if (options.profile) {
+            ClusterProfile profile;
+            result.diagnostics = ClusterProfile::check(file, &profile);
+            return result;
+        }
+        const WorkloadCard card = WorkloadCard::load(file, options.overrides);
+        result.diagnostics = card.diagnostics();
+        if (options.strict && !result.diagnostics.has_errors()) {
+            const ClusterProfile cluster = resolve_cluster(card, options.cluster);
+            const Plan plan = make_plan(card, cluster, true, result.diagnostics);
+            check_launch_args(card, plan, result.diagnostics);
+        }
+    } catch (const HarnessError& e) {
+        const Diagnostic d = from_error(e.what(), result.file);
+        result.diagnostics.error(d.location, d.field, d.message);
+        result.unreadable = true;
+    }
+    return result;
+}
+
+Json validation_to_json(const std::vector<ValidationResult>& results) {
+    Json out = Json::array();
+    for (const auto& result : results) {
+        Json entry = Json::object();
+        entry["file"] = result.file;
+        entry["status"] = result.diagnostics.has_errors() ? "error" : result.diagnostics.warning_count() > 0 ? "warning" : "ok";
+        entry["errors"] = Json::array();
+        entry["warnings"] = Json::array();
+        for (const auto& d : result.diagnostics.items()) {
+            Json item = Json::object();
+            item["location"] = d.location;
+            item["field"] = d.field;
+            item["message"] = d.message;
+            entry[d.severity == Severity::error ? "errors" : "warnings"].push_back(item);
+        }
+        out.push_back(entry);
+    }
+    return out;
+}
+
+} // namespace harness

@@ -1,0 +1,29 @@
+#pragma once
+// `validate` as a library call: every problem in a card or profile, never just the first.
+#include "card/diagnostic.hpp"
+#include "util/fs.hpp"
+#include "util/json.hpp"
+
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct ValidateOptions {
+    bool strict = false;                ///< also check that the card can run on its target
+    std::string cluster;                ///< target for --strict; inferred when empty
+    std::vector<std::string> overrides; ///< --set PATH=VALUE
+    bool profile = false;               ///< the files are cluster profiles, not cards
+};
+
+struct ValidationResult {
+    std::string file;
+    Diagnostics diagnostics;
+    bool unreadable = false; ///< not YAML at all, or not a file
+};
+
+ValidationResult validate_file(const fs::path& file, const ValidateOptions& options);
+
+Json validation_to_json(const std::vector<ValidationResult>& results);
+
+} // namespace harness

@@ -1,0 +1,30 @@
+#pragma once
+// provenance.json's format (docs/bundle.md): its names, and the check `verify` runs on it.
+// Recording it is the run's last step (run/record_provenance.hpp).
+#include "util/fs.hpp"
+#include "util/json.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+inline constexpr int k_provenance_format = 1;
+inline constexpr const char* k_provenance_name = "provenance.json";
+inline constexpr const char* k_harness_patch_name = "harness.patch";
+
+/// "sha256:<64 hex>" when `image` is pinned by digest (`name@sha256:...`), else nothing.
+std::optional<std::string> container_digest(const std::string& image);
+
+/// Every way `provenance` breaks format 1: missing or mistyped keys, commits that are not 40
+/// lowercase hex digits, sha256s that are not 64, times that are not UTC, captured names that
+/// the capture rules forbid. Each line is "<field>: <problem>"; empty means well-formed.
+std::vector<std::string> provenance_problems(const Json& provenance);
+
+/// provenance_problems on `dir`/provenance.json (a bundle or a run directory), plus a missing
+/// or unparsable file and a harness.patch that it names but `dir` lacks. Lines are prefixed
+/// with the file name they concern.
+std::vector<std::string> check_provenance_file(const fs::path& dir);
+
+} // namespace harness

@@ -1,0 +1,78 @@
+#pragma once
+// run.json: what happened to a run, as a state machine
+//   rendered -> submitted -> running -> completed | failed | cancelled | timeout
+// with timestamps, job ids, per-rank outcomes and the reason for any failure. Written
+// atomically after every transition, so a crash leaves the last known state on disk.
+#include "provenance/secret_scrub.hpp"
+#include "util/fs.hpp"
+#include "util/json.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+enum class RunState { rendered, submitted, running, completed, failed, cancelled, timeout };
+
+std::string to_string(RunState state);
+bool is_final(RunState state);
+/// Whether `name` (as run.json spells a state) is a final state; an unknown name is not.
+bool is_final_state_name(const std::string& name);
+
+struct RankOutcome {
+    int rank = 0;
+    std::optional<int> exit_code;
+    int signal = 0;
+    std::string log;
+    double seconds = 0;
+};
+
+struct RunRecord {
+    std::string run_id;
+    std::string card;
+    std::string target;
+    std::string executor; ///< local | slurm | tpu-vm
+    RunState state = RunState::rendered;
+    std::string reason;
+    std::vector<std::string> job_ids;
+    std::vector<std::pair<std::string, std::string>> transitions; ///< (state, UTC time)
+    std::vector<RankOutcome> ranks;
+    std::vector<std::string> traces; ///< relative paths under traces/
+    Json scheduler = Json::object(); ///< executor-specific facts (node list, accounting files)
+    /// The harness process following the run: with its start time (process_start_time) a pid
+    /// reused later is not mistaken for it, so `status` can tell a run whose harness died.
+    int harness_pid = 0;
+    unsigned long long harness_start_time = 0;
+    std::string harness_host;
+    /// A Slurm job id: the job outlives the harness by design (sbatch), so a dead harness
+    /// leaves it running under Slurm's control, not orphaned.
+    std::string detached_job;
+    /// Not saved: applied to what save writes (a reason quoting a log, sbatch's output...).
+    const SecretScrubber* secrets = nullptr;
+
+    /// Records this process as the run's harness.
+    void claim();
+
+    /// Moves to `state`, stamping the time, and saves. Leaving a final state is a logic error.
+    void transition(RunState next, const fs::path& run_dir, const std::string& why = "");
+    void save(const fs::path& run_dir) const;
+    Json to_json() const;
+
+    /// Reads `<run_dir>/run.json`, the one reader of what save writes. Throws an input error
+    /// starting "run.json: " (unreadable, not JSON, not an object, a field of the wrong type,
+    /// an unknown state); absent fields keep their defaults, as an older harness wrote fewer.
+    static RunRecord load(const fs::path& run_dir);
+    /// The record in `json` (to_json's shape); throws as load does, without the file's errors.
+    static RunRecord from_json(const Json& json);
+};
+
+/// Whether the harness recorded in run.json (`harness`: pid, start_time, host) is known to be
+/// gone: on this host, no process with that pid, or one that started at another time. Another
+/// host's harness, or a record without one, cannot be checked: false.
+bool recorded_harness_gone(const Json& record);
+
+/// ISO-8601 UTC, seconds precision: 2026-11-23T02:18:39Z.
+std::string utc_now();
+
+} // namespace harness

@@ -1,0 +1,295 @@
+#include "run/slurm_client.hpp"
+#include "util/interrupt.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <fmt/format.h>
+#include <set>
+#include <thread>
+
+namespace harness {
+
+namespace {
+
+/// Whether `word` starts a new KEY=VALUE pair of scontrol's output rather than continuing a
+/// value with spaces. Every key scontrol prints starts with an upper-case letter
+/// (src/scontrol/info_job.c); keys such as "AllocNode:Sid" and "Socks/Node" hold ':' and '/'.
+std::size_t key_length(const std::string& word) {
+    if (word.empty() || std::isupper(static_cast<unsigned char>(word.front())) == 0) {
+        return 0;
+    }
+    for (std::size_t i = 1; i < word.size(); ++i) {
+        const auto c = static_cast<unsigned char>(word[i]);
+        if (c == '=') {
+            return i;
+        }
+        if (std::isalnum(c) == 0 && c != '_' && c != ':' && c != '/') {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+std::vector<std::string> words(const std::string& text) {
+    std::vector<std::string> out;
+    std::string current;
+    for (const char c : text) {
+        if (std::isspace(static_cast<unsigned char>(c)) != 0) {
+            if (!current.empty()) {
+                out.push_back(std::move(current));
+                current.clear();
+            }
+        } else {
+            current += c;
+        }
+    }
+    if (!current.empty()) {
+        out.push_back(std::move(current));
+    }
+    return out;
+}
+
+bool has_reason(const std::string& reason) { return !reason.empty() && reason != "None"; }
+
+} // namespace
+
+std::map<std::string, std::string> parse_scontrol_job(const std::string& output) {
+    std::map<std::string, std::string> fields;
+    std::string key;
+    std::string value;
+    const auto flush = [&] {
+        if (!key.empty() && fields.count(key) == 0) {
+            fields[key] = value;
+        }
+    };
+    for (const auto& word : words(output)) {
+        if (const std::size_t length = key_length(word); length != 0) {
+            flush();
+            key = word.substr(0, length);
+            value = word.substr(length + 1);
+        } else if (!key.empty()) {
+            value += ' ' + word;
+        }
+    }
+    flush();
+    return fields;
+}
+
+SlurmClient::SlurmClient(ProcessRunner& runner, const ClusterProfile& cluster) : m_runner(runner) {
+    Environment overrides;
+    if (!cluster.slurm_conf.empty()) {
+        overrides.emplace_back("SLURM_CONF", cluster.slurm_conf);
+    }
+    m_env = current_environment(overrides);
+}
+
+ExitStatus SlurmClient::run(std::vector<std::string> argv, const fs::path& cwd, const Environment& extra) const {
+    Command command{std::move(argv), m_env, cwd};
+    for (const auto& [key, value] : extra) {
+        command.env.emplace_back(key, value);
+    }
+    return m_runner.run(command);
+}
+
+SlurmSubmission SlurmClient::submit(const fs::path& script, const fs::path& cwd, const Environment& extra) const {
+    const ExitStatus status = run({"sbatch", "--parsable", script.string()}, cwd, extra);
+    SlurmSubmission out;
+    if (!status.ok()) {
+        out.error = trim(status.output);
+        return out;
+    }
+    // "JOBID" or "JOBID;CLUSTER" (sbatch.c prints the cluster after a federation submit).
+    out.job_id = trim(split(trim(status.output), ';').front());
+    if (out.job_id.empty()) {
+        out.error = "sbatch printed no job id";
+    }
+    return out;
+}
+
+SlurmJob SlurmClient::query(const std::string& job) const {
+    SlurmJob out;
+    const ExitStatus status = run({"scontrol", "show", "job", "-o", job});
+    out.raw = status.output;
+    if (!status.ok()) {
+        // "Invalid job id" means the record aged out: the job is over, ask the completion log.
+        out.unreachable = to_lower(status.output).find("invalid job id") == std::string::npos;
+        return out;
+    }
+    const auto fields = parse_scontrol_job(status.output);
+    const auto get = [&](const char* key) {
+        const auto it = fields.find(key);
+        return it == fields.end() ? std::string() : it->second;
+    };
+    out.known = true;
+    out.state = get("JobState");
+    out.reason = get("Reason");
+    out.elapsed = get("RunTime");
+    out.nodes = get("NodeList");
+    out.exit_code = get("ExitCode");
+    try {
+        out.restarts = std::stoll(get("Restarts"));
+    } catch (const std::exception&) {
+        out.restarts = 0;
+    }
+    return out;
+}
+
+void SlurmClient::cancel(const std::string& job) const { run({"scancel", job}); }
+
+std::string SlurmClient::completed_state(const std::string& job) const {
+    const ExitStatus sacct = run({"sacct", "-c", "-j", job, "--parsable2", "--noheader", "--format=State"});
+    return trim(split(trim(sacct.output), '\n').front());
+}
+
+SlurmAccounting SlurmClient::accounting(const std::string& job) const {
+    SlurmAccounting out;
+    out.scontrol = run({"scontrol", "show", "job", job}).output;
+    // Without slurmdbd plain sacct is disabled; -c reads the job completion file instead.
+    ExitStatus sacct = run(
+        {"sacct", "-j", job, "--parsable2", "--format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES"});
+    out.source = "sacct";
+    if (!sacct.ok() || sacct.output.find("disabled") != std::string::npos) {
+        sacct = run({"sacct", "-c", "-j", job, "--parsable2"});
+        out.source = "sacct -c";
+    }
+    out.sacct = std::move(sacct.output);
+    return out;
+}
+
+std::optional<RunState> slurm_final_state(const std::string& state) {
+    if (state == "COMPLETED") {
+        return RunState::completed;
+    }
+    if (state == "TIMEOUT" || state == "DEADLINE") {
+        return RunState::timeout;
+    }
+    if (state == "CANCELLED") {
+        return RunState::cancelled;
+    }
+    if (state == "FAILED" || state == "NODE_FAIL" || state == "OUT_OF_MEMORY" || state == "BOOT_FAIL") {
+        return RunState::failed;
+    }
+    // PENDING, CONFIGURING, RUNNING, COMPLETING, SUSPENDED, REQUEUED, REQUEUE_HOLD, REQUEUE_FED,
+    // RESIZING, STOPPED, SIGNALING, and PREEMPTED (which Slurm follows with a requeue or a cancel).
+    return std::nullopt;
+}
+
+double SystemSlurmWaiter::now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+void SystemSlurmWaiter::sleep(double seconds, bool wake_on_interrupt) {
+    // Short slices so Ctrl-C is acted on at once.
+    for (double slept = 0; slept < seconds && (!wake_on_interrupt || interrupt_signal() == 0); slept += 0.1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+bool SystemSlurmWaiter::interrupted() { return interrupt_signal() != 0; }
+
+namespace {
+
+template <typename... Args, typename... Values> void notify(const std::function<void(Args...)>& callback, Values&&... values) {
+    if (callback) {
+        callback(std::forward<Values>(values)...);
+    }
+}
+
+/// The loop's memory between polls.
+struct FollowState {
+    std::string last_state;
+    bool started = false;
+    bool cancel_sent = false;
+    std::optional<double> unreachable_since;
+    double interval = 1.0;
+};
+
+/// One answered poll of a job the controller knows; the outcome once it is final.
+std::optional<SlurmOutcome> observe(const std::string& job, const SlurmJob& view, FollowState& state, SlurmOutcome& seen,
+                                    const SlurmFollowEvents& events) {
+    // A requeue can come and go between two polls; the restart count keeps it.
+    if (view.restarts > seen.restarts) {
+        seen.restarts = view.restarts;
+        notify(events.requeued, seen.restarts);
+    }
+    seen.nodes = view.nodes;
+    if (view.state != state.last_state) {
+        state.interval = 1.0;
+        state.last_state = view.state;
+        // A short job can start and end between two polls: any state past RUNNING means it
+        // ran (a job cancelled while pending never reaches these).
+        static const std::set<std::string> k_has_run = {"RUNNING", "COMPLETING",    "COMPLETED", "FAILED",
+                                                        "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"};
+        if (k_has_run.count(view.state) != 0 && !state.started) {
+            state.started = true;
+            notify(events.started, view);
+        }
+        notify(events.state_changed, view);
+    }
+    if (const auto done = slurm_final_state(view.state)) {
+        SlurmOutcome out = seen;
+        out.state = *done;
+        out.slurm_state = view.state;
+        out.exit_code = view.exit_code;
+        out.reason = fmt::format("job {} {} with exit code {}{}", job, view.state, view.exit_code,
+                                 has_reason(view.reason) ? ", reason " + view.reason : "");
+        return out;
+    }
+    notify(events.progress, view);
+    return std::nullopt;
+}
+
+} // namespace
+
+SlurmOutcome follow_slurm_job(const SlurmClient& client, const std::string& job, SlurmWaiter& waiter, double unreachable_budget,
+                              const SlurmFollowEvents& events) {
+    FollowState state;
+    SlurmOutcome seen;
+    std::optional<SlurmOutcome> result;
+    while (!result) {
+        if (!state.cancel_sent && waiter.interrupted()) {
+            notify(events.cancelling);
+            client.cancel(job);
+            state.cancel_sent = true;
+            state.interval = 1.0;
+        }
+        const SlurmJob view = client.query(job);
+        if (view.unreachable) {
+            if (!state.unreachable_since) {
+                state.unreachable_since = waiter.now();
+                notify(events.controller_unreachable);
+            }
+            if (waiter.now() - *state.unreachable_since > unreachable_budget) {
+                result = seen;
+                result->state = RunState::failed;
+                result->reason = fmt::format("slurm controller unreachable for {:.0f} s while following job {}", unreachable_budget,
+                                             job);
+                break;
+            }
+        } else if (!view.known) {
+            // Aged out of the controller: the completion log has the last word.
+            const std::string final = client.completed_state(job);
+            result = seen;
+            result->slurm_state = final;
+            result->state = slurm_final_state(split(final, ' ').front()).value_or(RunState::failed);
+            result->reason = fmt::format("job {} ended {}", job, final.empty() ? "without a record" : final);
+            break;
+        } else {
+            state.unreachable_since.reset();
+            result = observe(job, view, state, seen, events);
+            if (result) {
+                break;
+            }
+        }
+        waiter.sleep(state.interval, !state.cancel_sent);
+        state.interval = std::min(10.0, state.interval * 1.5);
+    }
+    if (state.cancel_sent) {
+        result->state = RunState::cancelled;
+        result->reason = fmt::format("interrupted; job {} cancelled with scancel", job);
+        result->interrupted = true;
+    }
+    return *result;
+}
+
+} // namespace harness

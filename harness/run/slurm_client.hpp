@@ -1,0 +1,127 @@
+#pragma once
+// The Slurm client tools the harness runs (sbatch, scontrol, scancel, sacct), over a
+// ProcessRunner, and the loop that follows a job to its end. Both return data: the executor
+// records it and says it, so the loop can be tested with scripted answers in milliseconds.
+#include "card/cluster.hpp"
+#include "run/run_record.hpp"
+#include "util/process.hpp"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace harness {
+
+/// The KEY=VALUE pairs of `scontrol show job -o`. A value may hold spaces (JobName, Comment,
+/// Command, WorkDir...): a word that does not start a new key (an upper-case letter, then
+/// letters, digits, '_', ':' or '/', then '=') continues the value before it. The first
+/// occurrence of a key wins (a heterogeneous job prints one line per component).
+std::map<std::string, std::string> parse_scontrol_job(const std::string& output);
+
+/// One answer of `scontrol show job -o JOB`.
+struct SlurmJob {
+    bool known = false;       ///< the controller answered about this job
+    bool unreachable = false; ///< the controller did not answer at all
+    std::string state;        ///< JobState, e.g. PENDING, RUNNING, REQUEUED, NODE_FAIL
+    std::string reason;       ///< Reason ("None" when there is none)
+    std::string elapsed;      ///< RunTime
+    std::string nodes;        ///< NodeList
+    std::string exit_code;    ///< "code:signal"
+    long long restarts = 0;   ///< times Slurm requeued it
+    std::string raw;          ///< scontrol's whole output
+};
+
+/// What `sbatch --parsable` answered: the job id, or sbatch's own message when it refused.
+struct SlurmSubmission {
+    std::string job_id; ///< empty when refused
+    std::string error;  ///< sbatch's output, trimmed, when refused
+    bool ok() const { return !job_id.empty(); }
+};
+
+/// The job's accounting as the commands printed it, for the run directory.
+struct SlurmAccounting {
+    std::string scontrol; ///< `scontrol show job JOB`
+    std::string sacct;    ///< sacct's parsable table
+    std::string source;   ///< "sacct", or "sacct -c" (the job completion file) without slurmdbd
+};
+
+class SlurmClient {
+public:
+    /// Runs every command through `runner` with this process's environment plus the profile's
+    /// SLURM_CONF, when it names one. `runner` must outlive the client.
+    SlurmClient(ProcessRunner& runner, const ClusterProfile& cluster);
+
+    /// `sbatch --parsable SCRIPT` started in `cwd`, with `extra` added to the environment
+    /// (sbatch hands it to the job).
+    SlurmSubmission submit(const fs::path& script, const fs::path& cwd, const Environment& extra) const;
+    /// `scontrol show job -o JOB`. "Invalid job id" (the record aged out, MinJobAge) is neither
+    /// known nor unreachable; any other failure is an unreachable controller.
+    SlurmJob query(const std::string& job) const;
+    /// `scancel JOB`; its answer is not needed: the following polls show the result.
+    void cancel(const std::string& job) const;
+    /// The final state from the job completion log (`sacct -c`), e.g. "COMPLETED" or
+    /// "CANCELLED by 0"; empty when it has no record.
+    std::string completed_state(const std::string& job) const;
+    /// scontrol's long form and sacct's table (falling back to `sacct -c` without slurmdbd).
+    SlurmAccounting accounting(const std::string& job) const;
+
+private:
+    ExitStatus run(std::vector<std::string> argv, const fs::path& cwd = {}, const Environment& extra = {}) const;
+
+    ProcessRunner& m_runner;
+    Environment m_env;
+};
+
+/// Where a Slurm state leaves the run; nullopt while the job may still run (incl. REQUEUED).
+std::optional<RunState> slurm_final_state(const std::string& state);
+
+/// Time and Ctrl-C for the follow loop; tests substitute a clock that advances as it sleeps.
+class SlurmWaiter {
+public:
+    virtual ~SlurmWaiter() = default;
+    /// Seconds since any fixed point.
+    virtual double now() = 0;
+    /// Sleeps `seconds`; returns early on Ctrl-C when `wake_on_interrupt`.
+    virtual void sleep(double seconds, bool wake_on_interrupt) = 0;
+    /// Whether Ctrl-C (or SIGTERM) arrived.
+    virtual bool interrupted() = 0;
+};
+
+/// The steady clock, 100 ms sleep slices, and the process's interrupt flag.
+class SystemSlurmWaiter : public SlurmWaiter {
+public:
+    double now() override;
+    void sleep(double seconds, bool wake_on_interrupt) override;
+    bool interrupted() override;
+};
+
+/// What happens while a job is followed, for the executor to record and say. Any may be empty.
+struct SlurmFollowEvents {
+    std::function<void()> controller_unreachable;       ///< first failed poll of a run of them
+    std::function<void(long long restarts)> requeued;   ///< the restart count grew
+    std::function<void(const SlurmJob&)> started;       ///< first seen in a state past RUNNING's start
+    std::function<void(const SlurmJob&)> state_changed; ///< a new JobState
+    std::function<void(const SlurmJob&)> progress;      ///< every poll of a job not yet over
+    std::function<void()> cancelling;                   ///< Ctrl-C: scancel is about to run
+};
+
+/// How the followed job ended.
+struct SlurmOutcome {
+    RunState state = RunState::failed;
+    std::string reason;       ///< the run record's reason, as users read it
+    std::string slurm_state;  ///< the last JobState seen (or sacct's state)
+    std::string exit_code;    ///< "code:signal" when scontrol reported the end
+    std::string nodes;        ///< NodeList at the end
+    long long restarts = 0;   ///< requeues seen
+    bool interrupted = false; ///< cancelled with scancel after Ctrl-C
+};
+
+/// Polls `scontrol` one call at a time, backing off from 1 s to 10 s while nothing changes,
+/// until the job reaches a final state, ages out (then sacct -c has the last word), or the
+/// controller stays unreachable longer than `unreachable_budget` seconds. An unreachable
+/// controller is never mistaken for a job failure. Ctrl-C cancels the job once.
+SlurmOutcome follow_slurm_job(const SlurmClient& client, const std::string& job, SlurmWaiter& waiter, double unreachable_budget,
+                              const SlurmFollowEvents& events);
+
+} // namespace harness

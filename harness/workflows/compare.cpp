@@ -1,0 +1,338 @@
+#include "workflows/compare.hpp"
+
+#include "bundle/bundle_manifest.hpp"
+#include "bundle/bundle_metrics.hpp"
+#include "bundle/bundle_unpack.hpp"
+#include "bundle/input_path.hpp"
+#include "card/yaml_document.hpp"
+#include "run/run_directory.hpp"
+#include "run/run_record.hpp"
+#include "util/error.hpp"
+#include "util/scratch_dir.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+
+namespace harness {
+
+namespace {
+
+void flatten_into(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>& out) {
+    const auto child = [&prefix](const std::string& key) { return prefix.empty() ? key : prefix + "." + key; };
+    if (node.IsMap()) {
+        if (node.size() == 0 && !prefix.empty()) {
+            out[prefix] = "{}";
+        }
+        for (const auto& item : node) {
+            flatten_into(item.second, child(item.first.as<std::string>()), out);
+        }
+    } else if (node.IsSequence()) {
+        if (node.size() == 0) {
+            out[prefix] = "[]";
+        }
+        for (std::size_t i = 0; i < node.size(); ++i) {
+            flatten_into(node[i], child(std::to_string(i)), out);
+        }
+    } else {
+        out[prefix] = node.IsScalar() ? node.Scalar() : std::string();
+    }
+}
+
+/// metrics.json as `bundle_metrics` writes it, checked field by field: a hand-edited file must
+/// not turn into a wrong bar on a chart.
+std::map<std::string, ComparedMetric> parse_metrics(const Json& json, const std::string& where) {
+    const Json* metrics = json.find("metrics");
+    if (!json.is_object() || metrics == nullptr || !metrics->is_object()) {
+        throw input_error(fmt::format("{}: metrics: expected an object of metric name -> {{value, unit, why}}", where));
+    }
+    std::map<std::string, ComparedMetric> out;
+    for (const auto& [name, entry] : metrics->as_object()) {
+        const Json* value = entry.is_object() ? entry.find("value") : nullptr;
+        if (value == nullptr || !(value->is_null() || value->is_number())) {
+            throw input_error(fmt::format("{}: metrics.{}.value: expected a number or null", where, name));
+        }
+        ComparedMetric metric;
+        if (value->is_number()) {
+            metric.value = value->as_double();
+        }
+        metric.unit = entry.string_or("unit");
+        metric.why = entry.string_or("why");
+        out[name] = std::move(metric);
+    }
+    return out;
+}
+
+/// metrics.json when the directory has one, else the same object computed from its traces.
+void read_metrics(const fs::path& dir, const std::string& display, ComparedRun& run) {
+    const fs::path file = dir / k_metrics_name;
+    if (fs::is_regular_file(file)) {
+        Json json;
+        try {
+            json = Json::parse(read_file(file));
+        } catch (const std::exception& error) {
+            throw input_error(fmt::format("{}: {}: {}", display, k_metrics_name, error.what()));
+        }
+        run.metrics = parse_metrics(json, display + ": " + k_metrics_name);
+        run.metrics_source = k_metrics_name;
+    } else {
+        run.metrics = parse_metrics(bundle_metrics(dir), display);
+        run.metrics_source = "computed from the traces";
+    }
+    run.breakdown = step_breakdown(run.metrics);
+}
+
+void read_card(const fs::path& file, ComparedRun& run) {
+    if (!fs::is_regular_file(file)) {
+        throw input_error(fmt::format("{}: {} is missing", run.input, file.filename().string()));
+    }
+    run.card = flatten_card(YamlDocument::load(file).root());
+}
+
+/// A bundle's numbers are only worth showing when its files are the ones it was packed with.
+void load_bundle_dir(const fs::path& dir, ComparedRun& run) {
+    const std::vector<ManifestProblem> problems = check_manifest(dir);
+    if (!problems.empty()) {
+        throw input_error(fmt::format("{}: the bundle does not match its manifest ({} problem{}, first: {}: {}); "
+                                      "`ccl-harness verify {}` lists them all",
+                                      run.input, problems.size(), problems.size() == 1 ? "" : "s", problems.front().path,
+                                      problems.front().message, run.input));
+    }
+    run.name = dir.filename().string();
+    read_card(dir / (run.name + ".yaml"), run);
+    read_metrics(dir, run.input, run);
+}
+
+void load_run_dir(const fs::path& dir, ComparedRun& run) {
+    run.kind = "run directory";
+    run.name = dir.filename().string();
+    try {
+        const RunRecord record = RunRecord::load(dir);
+        if (!record.run_id.empty()) {
+            run.name = record.run_id;
+        }
+    } catch (const HarnessError& error) {
+        throw input_error(fmt::format("{}: {}", run.input, error.what()));
+    }
+    read_card(dir / run_files::k_card, run);
+    read_metrics(dir, run.input, run);
+}
+
+std::string metric_text(const ComparedRun& run, const std::string& name) {
+    const auto found = run.metrics.find(name);
+    if (found == run.metrics.end() || !found->second.value) {
+        return "n/a";
+    }
+    return fmt::format("{:.6g}", *found->second.value);
+}
+
+Json optional_json(const std::optional<double>& value) { return value ? Json(*value) : Json(); }
+
+} // namespace
+
+const std::vector<std::string>& ignored_card_paths() {
+    static const std::vector<std::string> paths = {"trace_url"};
+    return paths;
+}
+
+std::map<std::string, std::string> flatten_card(const YAML::Node& node) {
+    std::map<std::string, std::string> out;
+    flatten_into(node, "", out);
+    return out;
+}
+
+StepBreakdown step_breakdown(const std::map<std::string, ComparedMetric>& metrics) {
+    StepBreakdown out;
+    const auto value = [&metrics](const char* name) -> std::optional<double> {
+        const auto found = metrics.find(name);
+        return found == metrics.end() ? std::nullopt : found->second.value;
+    };
+    const auto why = [&metrics](const char* name) {
+        const auto found = metrics.find(name);
+        return found == metrics.end() ? std::string(name) + " is missing" : name + std::string(": ") + found->second.why;
+    };
+    out.step = value("avg_step_time");
+    const std::optional<double> comm = value("total_communication_time");
+    const std::optional<double> overlap = value("compute_comm_overlap");
+    if (!out.step) {
+        out.why = why("avg_step_time");
+    } else if (!comm) {
+        out.why = why("total_communication_time");
+    } else if (!overlap) {
+        out.why = why("compute_comm_overlap");
+    } else {
+        out.overlapped = *comm * *overlap / 100.0;
+        out.exposed = *comm - *out.overlapped;
+        out.compute = *out.step - *out.exposed;
+    }
+    return out;
+}
+
+ComparedRun load_compared_run(const fs::path& input, const CompareOptions& options) {
+    ComparedRun run;
+    run.input = input.string();
+    const InputPath what = classify_input(input);
+    switch (what.kind) {
+    case InputKind::missing: throw input_error(fmt::format("{}: no such file or directory", run.input));
+    case InputKind::special: throw input_error(fmt::format("{}: neither a file nor a directory", run.input));
+    case InputKind::other_file:
+        throw input_error(fmt::format("{}: not a bundle: expected <name>.tar.zst, a bundle directory or a run directory", run.input));
+    case InputKind::packed_bundle: {
+        run.kind = "bundle";
+        const ScratchDir scratch(options.scratch_root, "compare");
+        load_bundle_dir(unpack_bundle(input, scratch.path() / "bundle"), run);
+        return run;
+    }
+    case InputKind::bundle_dir:
+        run.kind = "bundle directory";
+        load_bundle_dir(what.dir, run);
+        return run;
+    case InputKind::run_dir: load_run_dir(what.dir, run); return run;
+    case InputKind::other_dir: break;
+    }
+    throw input_error(fmt::format("{}: neither a bundle (<name>/ with <name>.yaml and manifest.json) "
+                                  "nor a run directory (card.yaml and run.json)",
+                                  run.input));
+}
+
+std::vector<CardDifference> card_differences(const std::vector<ComparedRun>& runs) {
+    std::set<std::string> paths;
+    for (const ComparedRun& run : runs) {
+        for (const auto& [path, value] : run.card) {
+            paths.insert(path);
+        }
+    }
+    const auto ignored = [](const std::string& path) {
+        return std::any_of(ignored_card_paths().begin(), ignored_card_paths().end(),
+                           [&path](const std::string& prefix) { return path == prefix || starts_with(path, prefix + "."); });
+    };
+    std::vector<CardDifference> out;
+    for (const std::string& path : paths) {
+        if (ignored(path)) {
+            continue;
+        }
+        CardDifference difference{path, {}};
+        for (const ComparedRun& run : runs) {
+            const auto found = run.card.find(path);
+            difference.values.push_back(found == run.card.end() ? std::nullopt : std::optional<std::string>(found->second));
+        }
+        const bool same = std::all_of(difference.values.begin(), difference.values.end(),
+                                      [&difference](const auto& value) { return value == difference.values.front(); });
+        if (!same) {
+            out.push_back(std::move(difference));
+        }
+    }
+    return out;
+}
+
+Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOptions& options) {
+    if (inputs.size() < 2) {
+        throw input_error(
+            fmt::format("compare needs two or more runs or bundles, got {} (`ccl-harness metrics` shows one)", inputs.size()));
+    }
+    Comparison out;
+    for (const fs::path& input : inputs) {
+        out.runs.push_back(load_compared_run(input, options));
+    }
+    for (std::size_t i = 0; i < out.runs.size(); ++i) {
+        out.ranking.push_back(i);
+    }
+    // Runs without a step time go last, in the order given.
+    std::stable_sort(out.ranking.begin(), out.ranking.end(), [&out](std::size_t a, std::size_t b) {
+        const std::optional<double>& x = out.runs[a].breakdown.step;
+        const std::optional<double>& y = out.runs[b].breakdown.step;
+        return x && (!y || *x < *y);
+    });
+    out.differences = card_differences(out.runs);
+    return out;
+}
+
+Json comparison_to_json(const Comparison& comparison) {
+    Json runs = Json::array();
+    Json ranking = Json::array();
+    for (std::size_t place = 0; place < comparison.ranking.size(); ++place) {
+        ranking.push_back(comparison.runs[comparison.ranking[place]].name);
+    }
+    for (std::size_t i = 0; i < comparison.runs.size(); ++i) {
+        const ComparedRun& run = comparison.runs[i];
+        Json entry = Json::object();
+        entry["input"] = run.input;
+        entry["kind"] = run.kind;
+        entry["name"] = run.name;
+        const auto place = std::find(comparison.ranking.begin(), comparison.ranking.end(), i);
+        entry["rank"] = static_cast<long long>(place - comparison.ranking.begin()) + 1;
+        entry["metrics_source"] = run.metrics_source;
+        Json metrics = Json::object();
+        for (const auto& [name, metric] : run.metrics) {
+            Json value = Json::object();
+            value["value"] = optional_json(metric.value);
+            value["unit"] = metric.unit;
+            value["why"] = metric.why;
+            metrics[name] = std::move(value);
+        }
+        entry["metrics"] = std::move(metrics);
+        Json breakdown = Json::object();
+        breakdown["step"] = optional_json(run.breakdown.step);
+        breakdown["compute"] = optional_json(run.breakdown.compute);
+        breakdown["exposed"] = optional_json(run.breakdown.exposed);
+        breakdown["overlapped"] = optional_json(run.breakdown.overlapped);
+        breakdown["why"] = run.breakdown.why;
+        entry["breakdown"] = std::move(breakdown);
+        runs.push_back(std::move(entry));
+    }
+    Json differences = Json::array();
+    for (const CardDifference& difference : comparison.differences) {
+        Json values = Json::array();
+        for (const auto& value : difference.values) {
+            values.push_back(value ? Json(*value) : Json());
+        }
+        Json entry = Json::object();
+        entry["path"] = difference.path;
+        entry["values"] = std::move(values);
+        differences.push_back(std::move(entry));
+    }
+    Json out = Json::object();
+    out["runs"] = std::move(runs);
+    out["ranking"] = std::move(ranking);
+    out["differences"] = std::move(differences);
+    out["ignored_paths"] = json_string_array(ignored_card_paths());
+    return out;
+}
+
+std::string comparison_table(const Comparison& comparison) {
+    std::size_t width = 3;
+    for (const ComparedRun& run : comparison.runs) {
+        width = std::max(width, run.name.size());
+    }
+    std::string out = "Ranking by avg_step_time, fastest first (per step; n/a: see --json for why):\n";
+    out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", "#", "run", width, "step (s)",
+                       "comm (s)", "compute (s)", "exposed (s)", "overlap (%)", "mfu (%)", "metrics");
+    for (std::size_t place = 0; place < comparison.ranking.size(); ++place) {
+        const ComparedRun& run = comparison.runs[comparison.ranking[place]];
+        const auto text = [](const std::optional<double>& value) {
+            return value ? fmt::format("{:.6g}", *value) : std::string("n/a");
+        };
+        out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", place + 1, run.name, width,
+                           text(run.breakdown.step), metric_text(run, "total_communication_time"), text(run.breakdown.compute),
+                           text(run.breakdown.exposed), metric_text(run, "compute_comm_overlap"), metric_text(run, "mfu"),
+                           run.metrics_source);
+    }
+    if (comparison.differences.empty()) {
+        out += fmt::format("\nThe cards are the same (apart from {}).\n", join(ignored_card_paths(), ", "));
+        return out;
+    }
+    out += fmt::format("\nCard differences ({} path{}; {} not compared):\n", comparison.differences.size(),
+                       comparison.differences.size() == 1 ? "" : "s", join(ignored_card_paths(), ", "));
+    for (const CardDifference& difference : comparison.differences) {
+        out += "  " + difference.path + "\n";
+        for (std::size_t i = 0; i < comparison.runs.size(); ++i) {
+            const auto& value = difference.values[i];
+            out += fmt::format("    {:<{}}  {}\n", comparison.runs[i].name, width,
+                               value ? (value->empty() ? std::string("(empty)") : *value) : std::string("(absent)"));
+        }
+    }
+    return out;
+}
+
+} // namespace harness

@@ -1,0 +1,363 @@
+#include "workflows/reproduce.hpp"
+
+#include "bundle/bundle_verify.hpp"
+#include "card/card.hpp"
+#include "card/cluster.hpp"
+#include "card/yaml_document.hpp"
+#include "plan/plan.hpp"
+#include "provenance/git_pin.hpp"
+#include "provenance/provenance.hpp"
+#include "run/record_provenance.hpp"
+#include "util/archive.hpp"
+#include "util/error.hpp"
+#include "util/home.hpp"
+#include "util/interrupt.hpp"
+#include "util/process.hpp"
+#include "util/quote.hpp"
+#include "util/safe_name.hpp"
+#include "util/scratch_dir.hpp"
+#include "util/strings.hpp"
+#include "workflows/run_workload.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+namespace harness {
+
+namespace {
+
+struct BundledFile {
+    std::string content;
+    bool executable = false;
+};
+
+/// Every regular file under `dir`, by path relative to it. Links and special files are not
+/// followed: verify has already refused a bundle holding any.
+std::map<std::string, BundledFile> read_tree(const fs::path& dir) {
+    std::map<std::string, BundledFile> files;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (!it->is_regular_file(ec) || it->is_symlink(ec)) {
+            continue;
+        }
+        const auto perms = it->status(ec).permissions();
+        files[fs::relative(it->path(), dir).generic_string()] = BundledFile{read_file(it->path()),
+                                                                            (perms & fs::perms::owner_exec) != fs::perms::none};
+    }
+    if (ec) {
+        throw HarnessError(fmt::format("{}: cannot read: {}", dir.string(), ec.message()));
+    }
+    return files;
+}
+
+} // namespace
+
+ScriptComparison compare_scripts(const fs::path& bundled_scripts, const RenderedRun& rendered) {
+    const auto bundled = read_tree(bundled_scripts);
+    ScriptComparison comparison;
+    std::set<std::string> rendered_names;
+    for (const auto& file : rendered.files) {
+        rendered_names.insert(file.name);
+        const auto found = bundled.find(file.name);
+        if (found == bundled.end()) {
+            comparison.only_rendered.push_back(file.name);
+        } else if (found->second.content != file.content || found->second.executable != file.executable) {
+            comparison.differing.push_back(file.name);
+        }
+    }
+    for (const auto& [name, file] : bundled) {
+        if (rendered_names.count(name) == 0) {
+            comparison.only_in_bundle.push_back(name);
+        }
+    }
+    std::sort(comparison.only_rendered.begin(), comparison.only_rendered.end());
+    std::sort(comparison.differing.begin(), comparison.differing.end());
+    return comparison;
+}
+
+std::string scripts_diff(const fs::path& bundled_scripts, const RenderedRun& rendered, const fs::path& scratch) {
+    const fs::path out = scratch / "rendered";
+    std::error_code ec;
+    fs::remove_all(out, ec);
+    fs::create_directories(out);
+    for (const auto& file : rendered.files) {
+        fs::create_directories((out / file.name).parent_path());
+        write_file_atomic(out / file.name, file.content, file.executable);
+    }
+    // diff(1) rather than a diff algorithm of our own: it is in every Debian base system and
+    // people already read its output.
+    Command command;
+    command.argv = {"diff", "-ruN", bundled_scripts.string(), out.string()};
+    command.env = current_environment({{"LC_ALL", "C"}});
+    const ExitStatus status = run_command(command);
+    if (status.signal != 0 || status.code > 1) {
+        throw HarnessError(fmt::format("diff failed ({}): {}", status.describe(), status.output));
+    }
+    std::string text = status.output;
+    // Show stable names, not scratch paths.
+    const auto replace_all = [&text](const std::string& from, const std::string& to) {
+        for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+            text.replace(at, from.size(), to);
+        }
+    };
+    replace_all(bundled_scripts.string(), "bundle/scripts");
+    replace_all(out.string(), "rendered");
+    // File times in the headers are the scratch copies', meaningless here.
+    std::string shown;
+    std::vector<std::string> lines = split(text, '\n');
+    if (!lines.empty() && lines.back().empty()) {
+        lines.pop_back();
+    }
+    for (const auto& line : lines) {
+        const bool header = starts_with(line, "--- ") || starts_with(line, "+++ ");
+        shown += (header ? line.substr(0, line.find('\t')) : line) + '\n';
+    }
+    return shown;
+}
+
+namespace {
+
+Json read_json_file(const fs::path& file) {
+    try {
+        return Json::parse(read_file(file));
+    } catch (const std::exception& error) {
+        throw input_error(fmt::format("{}: {}", file.string(), error.what()));
+    }
+}
+
+/// The commit the bundle pinned for `repo`, from provenance.json's sources.
+std::string pinned_commit(const Json& provenance, const std::string& repo) {
+    if (const Json* sources = provenance.find("sources"); sources != nullptr && sources->is_array()) {
+        for (const Json& source : sources->as_array()) {
+            if (source.string_or("repo") == repo) {
+                return source.string_or("commit");
+            }
+        }
+    }
+    return "";
+}
+
+/// The bundled card, staged with its entry point at the relative path the card names, so that
+/// rendering it finds the script exactly as the original render did.
+fs::path stage_card(const fs::path& scripts, const std::string& card_name, const fs::path& stage) {
+    fs::create_directories(stage);
+    // A card without a name is named after its file: keep the original file name. The name comes
+    // from provenance.json, data like any other: one file name inside the stage, nothing else.
+    const std::string card_file_name = card_name.empty() ? std::string("card.yaml") : card_name + ".yaml";
+    if (const std::string problem = file_name_problem(card_file_name); !problem.empty()) {
+        throw input_error(fmt::format("bundle: provenance.json run.card {}: {}", enquote(card_name), problem));
+    }
+    fs::path card_file = stage / card_file_name;
+    fs::copy_file(scripts / "card.yaml", card_file);
+    const WorkloadCard probe = WorkloadCard::load(card_file);
+    const std::string script = trim(scalar_text(find_node(probe.document().root(), "launch.script")));
+    if (!script.empty() && probe.launch.source_repo.empty()) {
+        const fs::path target = safe_path_under(stage, script, "bundle: launch.script");
+        const fs::path bundled = scripts / target.filename();
+        if (!fs::is_regular_file(bundled)) {
+            throw input_error(fmt::format("bundle: scripts/ has no entry point for launch.script {}", enquote(script)));
+        }
+        fs::create_directories(target.parent_path());
+        fs::copy_file(bundled, target);
+    }
+    return card_file;
+}
+
+RenderedRun bundled_scripts_run(const RenderedRun& rerendered, const fs::path& scripts) {
+    RenderedRun run = rerendered;
+    run.files.clear();
+    for (auto& [name, file] : read_tree(scripts)) {
+        run.files.push_back({name, std::move(file.content), file.executable});
+    }
+    if (run.find(run.launch_script) == nullptr) {
+        throw input_error(fmt::format("bundle: scripts/ has no {}, the launch script this harness would start", run.launch_script));
+    }
+    return run;
+}
+
+/// What the steps of a reproduction share.
+struct Reproduction {
+    const ReproduceOptions& options;
+    std::ostream& out;
+    ReproduceOutcome& outcome;
+    fs::path scratch;
+    fs::path bundle_dir; ///< the verified, unpacked bundle
+    Json provenance;
+    ReproducedBundle reproduces;
+};
+
+/// 1. Unpacks (safely, into the scratch directory only) and verifies in one go; false when the
+/// bundle is invalid (the outcome says why).
+bool verify_step(Reproduction& r) {
+    VerifyOptions verify;
+    verify.unpack_into = r.scratch / "bundle";
+    const BundleReport report = verify_bundle(r.options.bundle, verify);
+    r.outcome.name = report.name;
+    r.outcome.valid = report.valid();
+    r.outcome.problems = report.problems;
+    if (!report.valid()) {
+        r.outcome.error = fmt::format("{}: invalid bundle ({} problem{}); not reproducing it", r.options.bundle.string(),
+                                      report.problems.size(), report.problems.size() == 1 ? "" : "s");
+        r.outcome.exit_code = k_exit_failure;
+        return false;
+    }
+    r.bundle_dir = report.directory;
+    r.provenance = read_json_file(r.bundle_dir / "provenance.json");
+    const Json* run_facts = r.provenance.find("run");
+    r.outcome.original_cluster = run_facts != nullptr ? run_facts->string_or("cluster") : "";
+    r.reproduces.bundle = fs::is_directory(r.options.bundle) ? report.name + ".tar.zst" : r.options.bundle.filename().string();
+    r.reproduces.manifest_sha256 = sha256_file(r.bundle_dir / "manifest.json");
+    r.outcome.manifest_sha256 = r.reproduces.manifest_sha256;
+    r.out << fmt::format("bundle {}: valid ({} files, {} trace{}), manifest sha256 {}\n", terminal_text(report.name), report.files,
+                         report.traces.size(), report.traces.size() == 1 ? "" : "s", r.reproduces.manifest_sha256.substr(0, 16));
+    return true;
+}
+
+/// 2. The bundled card, planned against the cluster it ran on (or the one asked for).
+Plan plan_bundled_card(Reproduction& r, const WorkloadCard& card, const ClusterProfile& cluster) {
+    Diagnostics diagnostics = card.diagnostics();
+    Plan plan = make_plan(card, cluster, true, diagnostics);
+    if (r.options.diagnostics != nullptr) {
+        *r.options.diagnostics << diagnostics.format();
+    }
+    if (diagnostics.has_errors()) {
+        throw input_error(fmt::format("{}: the bundled card cannot run on {} ({})", r.options.bundle.string(), r.outcome.target,
+                                      r.options.diagnostics != nullptr ? "see above" : diagnostics.format()));
+    }
+    // 3. The pinned commit, never the ref again: the branch may have moved since.
+    if (!plan.source_repo.empty()) {
+        const std::string commit = pinned_commit(r.provenance, plan.source_repo);
+        if (commit.empty()) {
+            throw input_error(
+                fmt::format("{}: provenance.json pins no commit for launch.source {}", r.options.bundle.string(), plan.source_repo));
+        }
+        plan.source_commit = pin_exact(plan.source_repo, plan.source_ref, commit,
+                                       r.options.git_cache.empty() ? default_git_cache() : r.options.git_cache)
+                                 .commit;
+        r.out << fmt::format("pinned {} at {} (as the bundle ran it; ref {} not re-resolved)\n", plan.source_repo,
+                             plan.source_commit.substr(0, 12), plan.source_ref);
+    }
+    return plan;
+}
+
+/// 4. Compares the re-render with the bundled scripts byte for byte; false when they differ and
+/// the bundled scripts were not asked for (the outcome says why). `run` becomes the bundled
+/// scripts when they were.
+bool compare_step(Reproduction& r, RenderedRun& run) {
+    const fs::path scripts = r.bundle_dir / "scripts";
+    if (r.outcome.target != r.outcome.original_cluster) {
+        r.out << fmt::format("re-rendered for {} (the bundle ran on {}): scripts not compared\n", r.outcome.target,
+                             r.outcome.original_cluster);
+        return true;
+    }
+    r.outcome.scripts_compared = true;
+    r.outcome.comparison = compare_scripts(scripts, run);
+    if (r.outcome.comparison.identical()) {
+        r.out << fmt::format("scripts: {} files identical to the bundle's\n", run.files.size());
+        return true;
+    }
+    r.outcome.diff = scripts_diff(scripts, run, r.scratch);
+    // The bundled scripts' text: shown escaped, never interpreted by the terminal.
+    r.out << terminal_text(r.outcome.diff, true);
+    std::vector<std::string> changed = r.outcome.comparison.differing;
+    for (const auto& name : r.outcome.comparison.only_in_bundle) {
+        changed.push_back(name + " (only in the bundle)");
+    }
+    for (const auto& name : r.outcome.comparison.only_rendered) {
+        changed.push_back(name + " (only in the re-render)");
+    }
+    if (!r.options.use_bundled_scripts) {
+        r.outcome.error = fmt::format(
+            "the templates changed since this bundle was made: {} differ{}.\n"
+            "  Run the bundled scripts as they are with --use-bundled-scripts, or use the harness version in its "
+            "provenance.json.",
+            join(changed, ", "), changed.size() == 1 ? "s" : "");
+        r.outcome.exit_code = k_exit_failure;
+        return false;
+    }
+    r.out << "running the bundled scripts as they are (--use-bundled-scripts)\n";
+    r.outcome.used_bundled_scripts = true;
+    run = bundled_scripts_run(run, scripts);
+    return true;
+}
+
+} // namespace
+
+ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream& out) {
+    out << std::unitbuf;
+    install_interrupt_handlers();
+    std::error_code ec;
+    if (!fs::exists(options.bundle, ec)) {
+        throw input_error(fmt::format("{}: no such bundle", options.bundle.string()));
+    }
+    const ScratchDir scratch({}, "reproduce");
+    ReproduceOutcome outcome;
+    outcome.bundle = options.bundle;
+    outcome.dry_run = options.dry_run;
+    Reproduction r{options, out, outcome, scratch.path(), {}, {}, {}};
+    if (!verify_step(r)) {
+        return outcome;
+    }
+    const fs::path home = harness_home();
+    const Json* run_facts = r.provenance.find("run");
+    const WorkloadCard card = WorkloadCard::load(
+        stage_card(r.bundle_dir / "scripts", run_facts != nullptr ? run_facts->string_or("card") : "", scratch.path() / "card"));
+    outcome.target = options.cluster.empty() ? outcome.original_cluster : options.cluster;
+    if (outcome.target.empty()) {
+        throw input_error(fmt::format("{}: provenance.json names no cluster; pass --cluster", options.bundle.string()));
+    }
+    const ClusterProfile cluster = ClusterProfile::find(outcome.target);
+    const Plan plan = plan_bundled_card(r, card, cluster);
+    RenderedRun run = render_run(card, cluster, plan, home);
+    if (!compare_step(r, run)) {
+        return outcome;
+    }
+    if (options.dry_run) {
+        outcome.preview = fmt::format("dry run: would run {} on {} ({} node(s) x {} rank(s)) into {}/<run-id>/, reproducing {}",
+                                      card.name(), outcome.target, plan.nodes, plan.ranks_per_node,
+                                      absolute_path(options.results).string(), r.reproduces.bundle);
+        return outcome;
+    }
+    RunOptions run_options;
+    run_options.results = options.results;
+    run_options.grace_seconds = options.grace_seconds;
+    run_options.secret_names = options.secret_names;
+    run_options.git_cache = options.git_cache;
+    outcome.run = execute_rendered_run(card, cluster, outcome.target, run, run_options, r.reproduces, out);
+    outcome.exit_code = outcome.run->exit_code;
+    return outcome;
+}
+
+Json reproduce_outcome_to_json(const ReproduceOutcome& outcome) {
+    Json json = Json::object();
+    json["bundle"] = outcome.bundle.string();
+    json["name"] = outcome.name;
+    json["valid"] = outcome.valid;
+    json["problems"] = Json::array();
+    for (const auto& problem : outcome.problems) {
+        json["problems"].push_back(Json(Json::Object{{"path", problem.path}, {"message", problem.message}}));
+    }
+    json["manifest_sha256"] = outcome.manifest_sha256;
+    json["original_cluster"] = outcome.original_cluster;
+    json["target"] = outcome.target;
+    if (outcome.scripts_compared) {
+        json["scripts"] = Json(Json::Object{{"identical", outcome.comparison.identical()},
+                                            {"differing", json_string_array(outcome.comparison.differing)},
+                                            {"only_in_bundle", json_string_array(outcome.comparison.only_in_bundle)},
+                                            {"only_rendered", json_string_array(outcome.comparison.only_rendered)},
+                                            {"diff", outcome.diff}});
+    } else {
+        json["scripts"] = Json();
+    }
+    json["used_bundled_scripts"] = outcome.used_bundled_scripts;
+    json["dry_run"] = outcome.dry_run;
+    json["preview"] = outcome.preview.empty() ? Json() : Json(outcome.preview);
+    json["run"] = outcome.run ? run_outcome_to_json(*outcome.run) : Json();
+    json["error"] = outcome.error.empty() ? Json() : Json(outcome.error);
+    json["exit_code"] = outcome.exit_code;
+    return json;
+}
+
+} // namespace harness

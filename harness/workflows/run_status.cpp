@@ -1,0 +1,307 @@
+#include "workflows/run_status.hpp"
+
+#include "bundle/bundle_metrics.hpp"
+#include "run/run_directory.hpp"
+#include "run/run_record.hpp"
+#include "util/error.hpp"
+#include "workflows/sweep.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cstdio>
+#include <ctime>
+#include <fmt/format.h>
+
+namespace harness {
+
+namespace {
+
+std::optional<std::time_t> parse_utc(const std::string& text) {
+    std::tm parts{};
+    int consumed = 0;
+    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &parts.tm_year, &parts.tm_mon, &parts.tm_mday, &parts.tm_hour,
+                    &parts.tm_min, &parts.tm_sec, &consumed) != 6 ||
+        static_cast<std::size_t>(consumed) != text.size()) {
+        return std::nullopt;
+    }
+    parts.tm_year -= 1900;
+    parts.tm_mon -= 1;
+    return timegm(&parts);
+}
+
+// run.json and metrics.json are a few kilobytes to a few megabytes; past this a file is not one.
+constexpr std::uintmax_t k_max_record_bytes = std::uintmax_t{64} << 20;
+
+/// A record's text, read only when it is a regular file of bounded size: a FIFO, a device or a
+/// link named run.json is a damaged run, reported, never a hang. Opened non-blocking and
+/// checked on the open descriptor, so nothing can swap the file between check and read.
+std::optional<std::string> read_record(const fs::path& file, std::string& problem) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        problem = fmt::format("{}: {}", file.filename().string(),
+                              errno == ELOOP ? "a symbolic link, not a record" : std::strerror(errno));
+        return std::nullopt;
+    }
+    struct stat info {};
+    std::string text;
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+        problem = fmt::format("{}: not a regular file", file.filename().string());
+    } else if (static_cast<std::uintmax_t>(info.st_size) > k_max_record_bytes) {
+        problem = fmt::format("{}: {} bytes, more than a record holds ({} MiB)", file.filename().string(), info.st_size,
+                              k_max_record_bytes >> 20);
+    } else {
+        char buffer[65536];
+        while (true) {
+            const ssize_t n = ::read(fd, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n < 0) {
+                problem = fmt::format("{}: {}", file.filename().string(), std::strerror(errno));
+                break;
+            }
+            if (n == 0 || text.size() + static_cast<std::size_t>(n) > k_max_record_bytes) {
+                break;
+            }
+            text.append(buffer, static_cast<std::size_t>(n));
+        }
+    }
+    ::close(fd);
+    if (!problem.empty()) {
+        return std::nullopt;
+    }
+    return text;
+}
+
+std::optional<Json> read_json(const fs::path& file, std::string& problem) {
+    const std::optional<std::string> text = read_record(file, problem);
+    if (!text) {
+        return std::nullopt;
+    }
+    try {
+        return Json::parse(*text);
+    } catch (const std::exception& error) {
+        problem = fmt::format("{}: {}", file.filename().string(), error.what());
+        return std::nullopt;
+    }
+}
+
+std::optional<double> metric_value(const Json& metrics, const std::string& name) {
+    const Json* all = metrics.find("metrics");
+    const Json* metric = all != nullptr ? all->find(name) : nullptr;
+    const Json* value = metric != nullptr ? metric->find("value") : nullptr;
+    if (value == nullptr || !value->is_number()) {
+        return std::nullopt;
+    }
+    return value->as_double();
+}
+
+RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
+    RunSummary run;
+    run.id = dir.filename().string();
+    run.dir = dir.string();
+    run.sweep = sweep;
+    run.state = "unreadable";
+    std::error_code ec;
+    fs::path bundle = dir;
+    bundle += ".tar.zst";
+    if (fs::is_regular_file(bundle, ec)) {
+        run.bundle = bundle.string();
+    }
+    const auto record = read_json(dir / run_files::k_record, run.problem);
+    if (!record || !record->is_object()) {
+        if (run.problem.empty()) {
+            run.problem = "run.json: not a JSON object";
+        }
+        return run;
+    }
+    run.state = record->string_or("state", "unknown");
+    if (!is_final_state_name(run.state) && recorded_harness_gone(*record)) {
+        // The record stopped where the harness did: its state is not the run's (Slurm's rule:
+        // a job's state comes from what runs it, not from a stale record).
+        const std::string detached = record->string_or("detached_job");
+        run.problem = fmt::format(
+            "recorded as {} by harness pid {}, which is gone{}", run.state, record->find("harness")->find("pid")->as_int(),
+            detached.empty() ? "; its ranks died with it"
+                             : fmt::format("; Slurm job {} was detached and may still run (squeue -j {})", detached, detached));
+        run.state = k_harness_died;
+    }
+    run.card = record->string_or("card");
+    run.target = record->string_or("target");
+    const Json* transitions = record->find("transitions");
+    if (transitions != nullptr && transitions->is_array() && !transitions->as_array().empty()) {
+        run.start = transitions->as_array().front().string_or("time");
+        const std::string last = transitions->as_array().back().string_or("state");
+        if (is_final_state_name(last)) {
+            run.end = transitions->as_array().back().string_or("time");
+            run.duration_s = seconds_between(run.start, run.end);
+        }
+    }
+    if (fs::is_regular_file(fs::symlink_status(dir / k_metrics_name, ec))) {
+        std::string problem;
+        if (const auto metrics = read_json(dir / k_metrics_name, problem)) {
+            run.avg_step_time = metric_value(*metrics, "avg_step_time");
+            run.compute_comm_overlap = metric_value(*metrics, "compute_comm_overlap");
+        } else {
+            run.problem = problem;
+        }
+    }
+    return run;
+}
+
+SweepSummary summarize_sweep(const fs::path& dir) {
+    SweepSummary sweep;
+    sweep.id = dir.filename().string();
+    sweep.dir = dir.string();
+    try {
+        const SweepRecord record = SweepRecord::load(dir);
+        sweep.card = fs::path(record.card).filename().string();
+        sweep.points = record.points.size();
+        for (const auto& point : record.points) {
+            ++sweep.states[to_string(point.state)];
+        }
+    } catch (const HarnessError& error) {
+        sweep.problem = error.what();
+    }
+    return sweep;
+}
+
+std::vector<fs::path> subdirectories(const fs::path& dir) {
+    std::vector<fs::path> dirs;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        std::error_code kind;
+        if (entry.is_directory(kind) && !entry.is_symlink(kind)) {
+            dirs.push_back(entry.path());
+        }
+    }
+    // Run and sweep ids carry their UTC start after the card name; sort by that.
+    std::sort(dirs.begin(), dirs.end());
+    return dirs;
+}
+
+/// Runs of a sweep live in its directory: `<sweep>/<run>`.
+std::string run_label(const RunSummary& run) { return run.sweep.empty() ? run.id : run.sweep + "/" + run.id; }
+
+std::string number_or_dash(const std::optional<double>& value, const char* format) {
+    return value ? fmt::format(format, *value) : std::string("-");
+}
+
+} // namespace
+
+std::optional<double> seconds_between(const std::string& start, const std::string& end) {
+    const auto from = parse_utc(start);
+    const auto to = parse_utc(end);
+    if (!from || !to) {
+        return std::nullopt;
+    }
+    return std::difftime(*to, *from);
+}
+
+ResultsStatus scan_results(const fs::path& results) {
+    std::error_code ec;
+    if (!fs::is_directory(results, ec)) {
+        throw input_error(fmt::format("{}: not a results directory", results.string()));
+    }
+    ResultsStatus status;
+    for (const auto& dir : subdirectories(results)) {
+        if (fs::exists(dir / run_files::k_record, ec)) {
+            status.runs.push_back(summarize_run(dir, ""));
+        } else if (fs::exists(dir / k_sweep_file, ec)) {
+            status.sweeps.push_back(summarize_sweep(dir));
+            for (const auto& run : subdirectories(dir)) {
+                if (fs::exists(run / run_files::k_record, ec)) {
+                    status.runs.push_back(summarize_run(run, dir.filename().string()));
+                }
+            }
+        }
+    }
+    std::stable_sort(status.runs.begin(), status.runs.end(),
+                     [](const RunSummary& a, const RunSummary& b) { return a.start < b.start; });
+    return status;
+}
+
+std::string format_status(const ResultsStatus& status) {
+    std::string text;
+    if (status.runs.empty() && status.sweeps.empty()) {
+        return "no runs or sweeps\n";
+    }
+    if (!status.runs.empty()) {
+        std::size_t width = 3;
+        for (const auto& run : status.runs) {
+            width = std::max(width, run_label(run).size());
+        }
+        text += fmt::format("{:<{}} {:<10} {:<14} {:<20} {:>9} {:>11} {:>9}  {}\n", "RUN", width, "STATE", "TARGET", "STARTED (UTC)",
+                            "DURATION", "STEP (s)", "OVERLAP", "BUNDLE");
+        for (const auto& run : status.runs) {
+            text += fmt::format("{:<{}} {:<10} {:<14} {:<20} {:>9} {:>11} {:>9}  {}\n", run_label(run), width, run.state,
+                                run.target.empty() ? "-" : run.target, run.start.empty() ? "-" : run.start,
+                                number_or_dash(run.duration_s, "{:.0f}s"), number_or_dash(run.avg_step_time, "{:.6f}"),
+                                number_or_dash(run.compute_comm_overlap, "{:.1f}%"),
+                                run.bundle.empty() ? "-" : fs::path(run.bundle).filename().string());
+            if (!run.problem.empty()) {
+                text += fmt::format("  {}\n", run.problem);
+            }
+        }
+    }
+    if (!status.sweeps.empty()) {
+        std::size_t width = 5;
+        for (const auto& sweep : status.sweeps) {
+            width = std::max(width, sweep.id.size());
+        }
+        text += fmt::format("{}{:<{}} {:>6}  {}\n", status.runs.empty() ? "" : "\n", "SWEEP", width, "POINTS", "STATES");
+        for (const auto& sweep : status.sweeps) {
+            std::string states;
+            for (const auto& [state, count] : sweep.states) {
+                states += fmt::format("{}{} {}", states.empty() ? "" : ", ", count, state);
+            }
+            text += fmt::format("{:<{}} {:>6}  {}\n", sweep.id, width, sweep.points, sweep.problem.empty() ? states : sweep.problem);
+        }
+    }
+    return text;
+}
+
+Json status_to_json(const ResultsStatus& status) {
+    auto optional = [](const std::optional<double>& value) { return value ? Json(*value) : Json(); };
+    Json json = Json::object();
+    json["runs"] = Json::array();
+    for (const auto& run : status.runs) {
+        Json entry = Json::object();
+        entry["id"] = run.id;
+        entry["dir"] = run.dir;
+        entry["sweep"] = run.sweep;
+        entry["state"] = run.state;
+        entry["card"] = run.card;
+        entry["target"] = run.target;
+        entry["start"] = run.start;
+        entry["end"] = run.end;
+        entry["duration_s"] = optional(run.duration_s);
+        entry["bundle"] = run.bundle;
+        entry["avg_step_time"] = optional(run.avg_step_time);
+        entry["compute_comm_overlap"] = optional(run.compute_comm_overlap);
+        entry["problem"] = run.problem;
+        json["runs"].push_back(entry);
+    }
+    json["sweeps"] = Json::array();
+    for (const auto& sweep : status.sweeps) {
+        Json entry = Json::object();
+        entry["id"] = sweep.id;
+        entry["dir"] = sweep.dir;
+        entry["card"] = sweep.card;
+        entry["points"] = static_cast<long long>(sweep.points);
+        Json states = Json::object();
+        for (const auto& [state, count] : sweep.states) {
+            states[state] = static_cast<long long>(count);
+        }
+        entry["states"] = states;
+        entry["problem"] = sweep.problem;
+        json["sweeps"].push_back(entry);
+    }
+    return json;
+}
+
+} // namespace harness

@@ -1,0 +1,309 @@
+#include "workflows/run_workload.hpp"
+
+#include "bundle/bundle_metrics.hpp"
+#include "bundle/bundle_pack.hpp"
+#include "card/card.hpp"
+#include "card/cluster.hpp"
+#include "plan/plan.hpp"
+#include "plan/resolve.hpp"
+#include "plan/trace_expectation.hpp"
+#include "provenance/git_pin.hpp"
+#include "provenance/secret_scrub.hpp"
+#include "render/render.hpp"
+#include "run/executor.hpp"
+#include "run/record_provenance.hpp"
+#include "run/run_directory.hpp"
+#include "trace/trace_collect.hpp"
+#include "util/error.hpp"
+#include "util/home.hpp"
+#include "util/interrupt.hpp"
+#include "util/strings.hpp"
+#include "util/terminal.hpp"
+
+#include <fmt/format.h>
+#include <sstream>
+
+namespace harness {
+
+namespace {
+
+std::string submission(const RenderedRun& run, const ClusterProfile& cluster, const fs::path& dir) {
+    const Plan& plan = run.plan;
+    if (cluster.scheduler == Scheduler::slurm) {
+        return fmt::format("sbatch --parsable {} (in {}{})", run.launch_script, dir.string(),
+                           cluster.slurm_conf.empty() ? "" : ", SLURM_CONF=" + cluster.slurm_conf);
+    }
+    if (cluster.scheduler == Scheduler::local) {
+        return fmt::format("{} local ranks: bash {} with RANK=0..{} (in {})", plan.world_size, run.launch_script, plan.world_size - 1,
+                           dir.string());
+    }
+    return fmt::format("bash {} (gcloud: {} {} in {}, project {})", run.launch_script, plan.tpu_name, plan.tpu_accelerator_type,
+                       plan.tpu_zone, plan.tpu_project);
+}
+
+/// Moves what the job wrote beside its scripts into the run directory, so rendered/ stays
+/// exactly what ran; scrubbed on the way (a Slurm job writes its output files itself).
+void gather_logs(const RunDirectory& dir, const SecretScrubber& secrets) {
+    std::error_code ec;
+    const fs::path produced = dir.rendered() / "logs";
+    if (!fs::is_directory(produced, ec)) {
+        return;
+    }
+    for (const auto& entry : fs::directory_iterator(produced, ec)) {
+        const fs::path target = dir.logs() / entry.path().filename();
+        fs::rename(entry.path(), target, ec);
+        if (!ec && fs::is_regular_file(fs::symlink_status(target, ec))) {
+            secrets.scrub_file(target);
+        }
+    }
+}
+
+/// metrics.json beside the traces. A trace the metrics cannot read does not fail a run that
+/// completed: the bundle then has no metrics.json and `ccl-harness metrics` says what is wrong.
+/// Returns the warning, or empty.
+std::string record_metrics(const fs::path& run_dir) {
+    try {
+        write_file_atomic(run_dir / k_metrics_name, bundle_metrics(run_dir).dump());
+    } catch (const HarnessError& error) {
+        return fmt::format("no metrics.json: {}", error.what());
+    }
+    return "";
+}
+
+int exit_code_for(RunState state) {
+    switch (state) {
+    case RunState::completed: return k_exit_ok;
+    case RunState::cancelled: return k_exit_interrupted;
+    default: return k_exit_failure;
+    }
+}
+
+} // namespace
+
+RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
+    // Progress must reach a log file or pipe as it happens, not when the buffer fills.
+    out << std::unitbuf;
+    check_grace_seconds(options.grace_seconds);
+    run_secrets(process_environment(), {}, options.secret_names); // a bad --secret is refused, dry run or not
+    const fs::path home = harness_home();
+    Resolved resolved = resolve({options.card, options.overrides, options.cluster, true, home});
+    RunOutcome invalid;
+    invalid.card = resolved.card.name();
+    invalid.exit_code = k_exit_usage;
+    invalid.invalid_input = true;
+    invalid.target = resolved.target;
+    invalid.diagnostics = resolved.diagnostics.format();
+    if (options.diagnostics != nullptr) {
+        *options.diagnostics << invalid.diagnostics;
+    }
+    if (!resolved.ok()) {
+        return invalid;
+    }
+    const WorkloadCard& card = resolved.card;
+    const ClusterProfile& cluster = *resolved.profile;
+    const std::string& target = resolved.target;
+    Plan& plan = *resolved.plan;
+    std::vector<std::string> warnings;
+    if (!plan.source_repo.empty()) {
+        // Before the run directory exists: a ref that does not resolve leaves nothing behind.
+        try {
+            plan.source_commit = pin_source(plan.source_repo, plan.source_ref,
+                                            options.git_cache.empty() ? default_git_cache() : options.git_cache)
+                                     .commit;
+            out << fmt::format("pinned {} {} -> {}\n", plan.source_repo, plan.source_ref, plan.source_commit.substr(0, 12));
+        } catch (const HarnessError& error) {
+            // A preview must work offline; a real run never goes ahead unpinned.
+            if (!options.dry_run) {
+                throw;
+            }
+            warnings.push_back(fmt::format("{}; the dry run shows the ref as written, not a pinned commit", error.what()));
+            out << fmt::format("warning: {}\n", warnings.back());
+        }
+    }
+    parse_time_limit(plan.time_limit); // a limit the executor could not keep is refused, dry run or not
+    const RenderedRun run = render_run(card, cluster, plan, home);
+    if (options.dry_run) {
+        RunOutcome outcome;
+        outcome.diagnostics = invalid.diagnostics;
+        outcome.card = card.name();
+        outcome.target = target;
+        outcome.warnings = warnings;
+        DryRunPreview preview;
+        preview.results = absolute_path(options.results);
+        preview.rendered = options.dry_run_out.empty() ? preview.results / "<run-id>" / "rendered"
+                                                       : absolute_path(options.dry_run_out);
+        if (!options.dry_run_out.empty()) {
+            write_rendered(run, options.dry_run_out);
+        }
+        preview.submission = submission(run, cluster, preview.rendered);
+        preview.nodes = plan.nodes;
+        preview.ranks_per_node = plan.ranks_per_node;
+        preview.steps = plan.steps;
+        preview.trace_kinds = plan.trace_kinds;
+        outcome.dry_run = preview;
+        return outcome;
+    }
+
+    RunOutcome outcome = execute_rendered_run(card, cluster, target, run, options, std::nullopt, out);
+    outcome.diagnostics = invalid.diagnostics;
+    return outcome;
+}
+
+RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
+                                const RenderedRun& run, const RunOptions& options, const std::optional<ReproducedBundle>& reproduces,
+                                std::ostream& out) {
+    out << std::unitbuf;
+    const Plan& plan = run.plan;
+    // Input that cannot run is refused before a run directory exists.
+    check_grace_seconds(options.grace_seconds);
+    parse_time_limit(plan.time_limit);
+    install_interrupt_handlers();
+    // Before the job runs: an edit to a template or the checkout meanwhile must not change it.
+    ProvenanceFacts facts = collect_provenance_facts(run, harness_home());
+    facts.reproduces = reproduces;
+    facts.secrets = run_secrets(facts.harness_environment, plan.env, options.secret_names);
+    // A bundle's [REDACTED] entry takes its value from the environment, whose secret-named
+    // values run_secrets has learnt already.
+    Environment job_secrets = secret_job_environment(plan.env, facts.harness_environment);
+    const RunDirectory dir = create_run_directory(options.results, run);
+    RunRecord record;
+    record.run_id = dir.id;
+    record.card = card.name();
+    record.target = target;
+    record.executor = to_string(cluster.scheduler);
+    record.secrets = &facts.secrets;
+    record.claim();
+    record.transition(RunState::rendered, dir.path);
+    out << fmt::format("run {}: {} on {} -> {}\n", dir.id, card.name(), target, dir.path.string());
+
+    ExecutionContext context{run,
+                             cluster,
+                             dir,
+                             record,
+                             out,
+                             progress_wanted(),
+                             options.grace_seconds,
+                             options.teardown,
+                             facts.secrets,
+                             std::move(job_secrets)};
+    executor_for(cluster.scheduler).execute(context);
+    facts.redacted_while_running = context.redacted;
+    gather_logs(dir, facts.secrets);
+
+    const CollectedTraces traces = collect_traces(trace_expectation(plan), dir.rendered() / "traces", dir.traces());
+    record.traces = traces.files;
+    std::error_code ec;
+    fs::remove_all(dir.rendered() / "traces", ec);
+    if (!is_final(record.state)) {
+        if (traces.missing_message.empty()) {
+            record.transition(RunState::completed, dir.path, record.reason);
+        } else {
+            record.transition(RunState::failed, dir.path, "traces missing: " + traces.missing_message);
+        }
+    } else {
+        record.save(dir.path);
+    }
+
+    RunOutcome outcome;
+    outcome.card = card.name();
+    outcome.target = target;
+    outcome.run_id = dir.id;
+    outcome.run_dir = absolute_path(dir.path);
+    outcome.state = record.state;
+    outcome.reason = record.reason;
+    outcome.exit_code = exit_code_for(record.state);
+    for (const auto& name : traces.files) {
+        outcome.traces.push_back(outcome.run_dir / "traces" / name);
+    }
+    if (record.state == RunState::completed) {
+        if (std::string warning = record_metrics(dir.path); !warning.empty()) {
+            out << fmt::format("warning: {}\n", warning);
+            outcome.warnings.push_back(std::move(warning));
+        }
+    }
+    // Its notes are warnings (no probe report) or notices (secrets scrubbed): kept as data too,
+    // for a caller that shows no progress.
+    std::ostringstream provenance_notes;
+    record_provenance(dir.path, run, record, facts, provenance_notes);
+    out << provenance_notes.str();
+    for (const auto& line : split(provenance_notes.str(), '\n')) {
+        if (!trim(line).empty()) {
+            outcome.warnings.push_back(trim(line));
+        }
+    }
+    if (record.state != RunState::completed || !options.pack) {
+        return outcome;
+    }
+    try {
+        const PackResult bundle = pack_run(dir.path);
+        outcome.bundle = PackedBundle{absolute_path(bundle.bundle), bundle.sha256, bundle.files};
+    } catch (const HarnessError& error) {
+        // The run itself is intact; the caller says how to retry the packing alone.
+        outcome.pack_error = error.what();
+        outcome.exit_code = error.code() == k_exit_interrupted ? k_exit_interrupted : k_exit_failure;
+    }
+    return outcome;
+}
+
+Json run_outcome_to_json(const RunOutcome& outcome) {
+    Json json = Json::object();
+    json["card"] = outcome.card;
+    json["target"] = outcome.target;
+    json["run_id"] = outcome.run_id.empty() ? Json() : Json(outcome.run_id);
+    json["run_dir"] = outcome.run_dir.empty() ? Json() : Json(outcome.run_dir.string());
+    json["state"] = outcome.state ? Json(to_string(*outcome.state)) : Json();
+    json["reason"] = outcome.reason;
+    json["exit_code"] = outcome.exit_code;
+    json["traces"] = Json::array();
+    for (const auto& trace : outcome.traces) {
+        json["traces"].push_back(trace.string());
+    }
+    json["bundle"] = outcome.bundle ? Json(Json::Object{{"path", outcome.bundle->path.string()},
+                                                        {"sha256", outcome.bundle->sha256},
+                                                        {"files", static_cast<long long>(outcome.bundle->files)}})
+                                    : Json();
+    json["pack_error"] = outcome.pack_error.empty() ? Json() : Json(outcome.pack_error);
+    json["warnings"] = json_string_array(outcome.warnings);
+    json["dry_run"] = outcome.dry_run.has_value();
+    if (outcome.dry_run) {
+        const DryRunPreview& preview = *outcome.dry_run;
+        json["preview"] = Json(Json::Object{{"submission", preview.submission},
+                                            {"rendered", preview.rendered.string()},
+                                            {"results", preview.results.string()},
+                                            {"nodes", preview.nodes},
+                                            {"ranks_per_node", preview.ranks_per_node},
+                                            {"steps", preview.steps},
+                                            {"trace_kinds", json_string_array(preview.trace_kinds)}});
+    } else {
+        json["preview"] = Json();
+    }
+    return json;
+}
+
+std::string format_run_outcome(const RunOutcome& outcome) {
+    if (outcome.dry_run) {
+        const DryRunPreview& preview = *outcome.dry_run;
+        return fmt::format("dry run: {} on {} ({} node(s) x {} rank(s), {} steps, traces: {})\n"
+                           "would submit: {}\n"
+                           "would record the run in {}/<run-id>/\n",
+                           outcome.card, outcome.target, preview.nodes, preview.ranks_per_node, preview.steps,
+                           join(preview.trace_kinds, ", "), preview.submission, preview.results.string());
+    }
+    if (!outcome.state) {
+        return "";
+    }
+    std::vector<std::string> traces;
+    for (const auto& trace : outcome.traces) {
+        traces.push_back(trace.filename().string());
+    }
+    std::string text = fmt::format("run {} {}{}\n  run directory: {}\n  traces: {}\n", outcome.run_id, to_string(*outcome.state),
+                                   outcome.reason.empty() ? "" : ": " + outcome.reason, outcome.run_dir.string(),
+                                   traces.empty() ? "(none)" : join(traces, ", "));
+    if (outcome.bundle) {
+        text += fmt::format("  bundle: {} ({} files, sha256 {})\n", outcome.bundle->path.string(), outcome.bundle->files,
+                            outcome.bundle->sha256);
+    }
+    return text;
+}
+
+} // namespace harness

@@ -1,0 +1,92 @@
+#pragma once
+// `ccl-harness run`: card -> plan -> rendered run -> execution -> run record (+ traces).
+#include "card/card.hpp"
+#include "card/cluster.hpp"
+#include "render/render.hpp"
+#include "run/record_provenance.hpp"
+#include "run/run_record.hpp"
+#include "util/fs.hpp"
+#include "util/json.hpp"
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct RunOptions {
+    fs::path card;
+    std::string cluster;
+    std::vector<std::string> overrides;
+    fs::path results = "results";
+    bool dry_run = false;
+    fs::path dry_run_out; ///< with --dry-run: also write the rendered files here
+    bool teardown = false;
+    double grace_seconds = 5;              ///< checked by check_grace_seconds (executor.hpp)
+    std::vector<std::string> secret_names; ///< --secret NAME: variables whose values are secrets whatever their names
+    bool pack = true;                      ///< pack a bundle when the run completes
+    fs::path git_cache;                    ///< clones of launch.source repos; empty: default_git_cache()
+    /// Where the card's diagnostics go as soon as they are known, before anything runs (the
+    /// command line: stderr); null drops them (a sweep has shown them once already). They are
+    /// also in RunOutcome::diagnostics.
+    std::ostream* diagnostics = nullptr;
+};
+
+/// The bundle a completed run was packed into.
+struct PackedBundle {
+    fs::path path; ///< absolute
+    std::string sha256;
+    std::size_t files = 0;
+};
+
+/// What a dry run would have done, instead of doing it.
+struct DryRunPreview {
+    std::string submission; ///< the command that would be submitted, and where
+    fs::path rendered;      ///< where the rendered files would be (or were written, with --out)
+    fs::path results;       ///< where the run directory would be created
+    long long nodes = 0;
+    long long ranks_per_node = 0;
+    long long steps = 0;
+    std::vector<std::string> trace_kinds;
+};
+
+/// What run_workload / execute_rendered_run did: everything a caller (cli, sweep, reproduce)
+/// needs, so that none of them reads the progress text back.
+struct RunOutcome {
+    std::string card;              ///< the card's name
+    std::string target;            ///< the cluster profile it ran on
+    std::string run_id;            ///< empty when nothing ran (dry run, invalid input)
+    fs::path run_dir;              ///< absolute; empty when nothing ran
+    std::optional<RunState> state; ///< the final state; empty when nothing ran
+    std::string reason;            ///< why it did not complete, from run.json
+    int exit_code = 0;             ///< 0 completed (or a dry run), 1 failed/timed out/packing failed, 2 invalid input, 130 cancelled
+    std::vector<fs::path> traces;  ///< absolute paths of the collected traces
+    std::optional<PackedBundle> bundle;
+    std::string pack_error;            ///< packing failed: why (the run directory is intact)
+    std::vector<std::string> warnings; ///< also streamed as progress; shown even when progress is not
+    std::optional<DryRunPreview> dry_run;
+    bool invalid_input = false; ///< the card or plan had errors (see diagnostics); nothing ran
+    std::string diagnostics;    ///< the card's and plan's errors and warnings, formatted ("file:line:col: ...")
+};
+
+/// Runs the card to a final state, streaming progress and rank output to `out`. Input that
+/// cannot run at all (a missing card or cluster, an unresolvable ref) throws; a card with
+/// errors is reported on stderr and returned with `invalid_input` (exit code 2).
+RunOutcome run_workload(const RunOptions& options, std::ostream& out);
+
+/// The second half of run_workload, also used by reproduce: a new run directory for an
+/// already-rendered run, execution, traces, provenance (naming the bundle it `reproduces`, if
+/// any) and, when it completes, its bundle.
+RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
+                                const RenderedRun& run, const RunOptions& options, const std::optional<ReproducedBundle>& reproduces,
+                                std::ostream& out);
+
+/// The outcome as `run --json` prints it (keys documented in `run --help`).
+Json run_outcome_to_json(const RunOutcome& outcome);
+
+/// The human summary: `run <id> <state>[: reason]`, run directory, traces, bundle; or the
+/// dry run's preview.
+std::string format_run_outcome(const RunOutcome& outcome);
+
+} // namespace harness
