@@ -4,6 +4,7 @@
 #include "util/error.hpp"
 #include "util/quote.hpp"
 #include "util/safe_name.hpp"
+#include "util/walk.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -25,30 +26,24 @@ struct BundleListing {
 
 BundleListing list_bundle(const fs::path& bundle_dir) {
     BundleListing listing;
-    std::error_code ec;
-    fs::recursive_directory_iterator it(bundle_dir, ec);
-    const fs::recursive_directory_iterator end;
-    for (; !ec && it != end; it.increment(ec)) {
-        const fs::file_status status = it->symlink_status(ec);
-        if (ec) {
-            break;
-        }
-        const std::string relative = it->path().lexically_relative(bundle_dir).generic_string();
-        if (fs::is_directory(status)) {
+    const Tree tree = walk_tree(bundle_dir);
+    for (const TreeEntry& entry : tree.entries) {
+        const std::string& relative = entry.relative;
+        if (entry.type == fs::file_type::directory) {
             continue;
         }
         if (!simdjson::validate_utf8(relative.data(), relative.size())) {
             listing.unusable.push_back({relative, "a file name that is not UTF-8"});
-        } else if (fs::is_symlink(status)) {
+        } else if (entry.type == fs::file_type::symlink) {
             listing.unusable.push_back({relative, "a symbolic link (a bundle holds only files and directories)"});
-        } else if (!fs::is_regular_file(status)) {
+        } else if (entry.type != fs::file_type::regular) {
             listing.unusable.push_back({relative, "a special file (a bundle holds only files and directories)"});
         } else if (relative != k_manifest_name) {
-            listing.files.emplace(relative, static_cast<std::uint64_t>(it->file_size()));
+            listing.files.emplace(relative, entry.size);
         }
     }
-    if (ec) {
-        throw input_error(fmt::format("{}: cannot list: {}", bundle_dir.string(), ec.message()));
+    if (tree.error) {
+        throw input_error(fmt::format("{}: cannot list: {}", bundle_dir.string(), tree.error.message()));
     }
     return listing;
 }

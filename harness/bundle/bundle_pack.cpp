@@ -236,10 +236,22 @@ fs::path output_path(const fs::path& run_dir, const std::string& name, const Pac
     return out;
 }
 
-} // namespace
+/// What pack reads from the run directory before it writes anything, each read once and checked.
+struct RunInputs {
+    fs::path run_dir;
+    std::string run_json; ///< packed as read
+    RunFacts run;
+    std::string provenance; ///< packed as read
+    std::string patch;      ///< provenance.json's harness.patch, empty when it names none
+    std::string card;
+};
 
-PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options) {
-    fs::path run_dir = fs::absolute(run_dir_argument).lexically_normal();
+/// Refuses (input error) a directory that is not a completed, recorded run with its card,
+/// rendered/ and traces/.
+RunInputs read_run_inputs(const fs::path& run_dir_argument) {
+    RunInputs inputs;
+    fs::path& run_dir = inputs.run_dir;
+    run_dir = fs::absolute(run_dir_argument).lexically_normal();
     if (run_dir.filename().empty()) {
         run_dir = run_dir.parent_path(); // "results/x/" names "results/x"
     }
@@ -252,7 +264,9 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
     if (!run_json) {
         throw input_error(fmt::format("{}: not a run directory (no run.json)", run_dir_argument.string()));
     }
-    const RunFacts run = read_run_facts(*run_json, run_dir / k_run_json);
+    inputs.run_json = *run_json;
+    inputs.run = read_run_facts(*run_json, run_dir / k_run_json);
+    const RunFacts& run = inputs.run;
     if (run.state != "completed") {
         throw input_error(fmt::format("{}: run {} is {}{}; only a completed run is packed", run_dir_argument.string(), run.id,
                                       run.state, run.reason.empty() ? "" : " (" + run.reason + ")"));
@@ -262,11 +276,13 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
         throw input_error(fmt::format("{}: no provenance.json: the run was made by an older harness or interrupted; rerun it",
                                       run_dir_argument.string()));
     }
-    const std::string patch = named_patch(*provenance, run_dir / k_provenance);
+    inputs.provenance = *provenance;
+    inputs.patch = named_patch(*provenance, run_dir / k_provenance);
     const std::optional<std::string> card = read_if_present(run_dir / run_files::k_card);
     if (!card) {
         throw input_error(fmt::format("{}: no card.yaml", run_dir_argument.string()));
     }
+    inputs.card = *card;
     for (const char* required : {"rendered", "traces"}) {
         if (!fs::is_directory(fs::symlink_status(run_dir / required, ec))) {
             throw input_error(
@@ -274,13 +290,14 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
                             fs::is_symlink(fs::symlink_status(run_dir / required, ec)) ? " (a link is not followed)" : ""));
         }
     }
-    const std::string& name = run.id;
-    const fs::path out = output_path(run_dir, name, options);
+    return inputs;
+}
 
-    Entries entries;
-    add_entry(entries, "", Entry{true, {}, std::nullopt, run_dir.string()});
-    add_bytes(entries, k_run_json, *run_json, run_dir / k_run_json);
-    add_bytes(entries, k_provenance, *provenance, run_dir / k_provenance);
+/// harness.patch, when provenance.json names it or the run directory has one: both must agree.
+void add_patch(Entries& entries, const RunInputs& inputs) {
+    const fs::path& run_dir = inputs.run_dir;
+    const std::string& patch = inputs.patch;
+    std::error_code ec;
     if (!patch.empty() || fs::exists(fs::symlink_status(run_dir / k_patch, ec))) {
         if (!patch.empty() && patch != k_patch) {
             throw input_error(fmt::format("{}: harness.patch: expected \"{}\", got {}", (run_dir / k_provenance).string(), k_patch,
@@ -293,7 +310,11 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
         }
         add_bytes(entries, k_patch, *diff, run_dir / k_patch);
     }
-    add_scripts(entries, run_dir / "rendered");
+}
+
+/// logs/ and accounting/, packed whole when present.
+void add_optional_trees(Entries& entries, const fs::path& run_dir) {
+    std::error_code ec;
     for (const char* optional : {"logs", "accounting"}) {
         const fs::file_status status = fs::symlink_status(run_dir / optional, ec);
         if (fs::is_directory(status)) {
@@ -302,15 +323,27 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
             throw input_error(fmt::format("{}: not a directory (a bundle never follows links)", (run_dir / optional).string()));
         }
     }
-    PackResult result;
-    result.name = name;
-    result.bundle = out;
-    result.trace_kinds = add_traces(entries, run_dir / "traces");
+}
+
+/// Every entry of the bundle but manifest.json, keyed as the tar names them; `trace_kinds`
+/// receives metric_source.traces as written into <name>.yaml.
+Entries collect_entries(const RunInputs& inputs, std::vector<std::string>& trace_kinds) {
+    const fs::path& run_dir = inputs.run_dir;
+    const std::string& name = inputs.run.id;
+    Entries entries;
+    add_entry(entries, "", Entry{true, {}, std::nullopt, run_dir.string()});
+    add_bytes(entries, k_run_json, inputs.run_json, run_dir / k_run_json);
+    add_bytes(entries, k_provenance, inputs.provenance, run_dir / k_provenance);
+    add_patch(entries, inputs);
+    add_scripts(entries, run_dir / "rendered");
+    add_optional_trees(entries, run_dir);
+    trace_kinds = add_traces(entries, run_dir / "traces");
     add_bytes(entries, name + ".yaml",
-              set_bundle_fields(*card, result.trace_kinds, name + ".tar.zst", (run_dir / run_files::k_card).string()),
+              set_bundle_fields(inputs.card, trace_kinds, name + ".tar.zst", (run_dir / run_files::k_card).string()),
               run_dir / run_files::k_card);
     // `run` computes the metrics when the traces arrive; they travel with them, and verify
     // recomputes them. Packing never computes them itself: it must stay as fast as tar | zstd.
+    std::error_code ec;
     if (fs::is_regular_file(fs::symlink_status(run_dir / k_metrics_name, ec))) {
         add_file(entries, k_metrics_name, run_dir / k_metrics_name);
     }
@@ -318,8 +351,14 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
         throw input_error(
             fmt::format("{}: would take the place of the bundle's manifest.json", quote_path(entries[k_manifest_name].origin)));
     }
+    return entries;
+}
 
-    TarZstWriter writer(out, options.threads);
+/// Writes `entries` under <name>/ into result.bundle, then manifest.json from the hashes taken
+/// while they were compressed; fills in the rest of `result`.
+void write_bundle(const Entries& entries, const PackOptions& options, PackResult& result) {
+    const std::string& name = result.name;
+    TarZstWriter writer(result.bundle, options.threads);
     std::vector<ManifestFile> files;
     for (const auto& [key, entry] : entries) {
         if (options.on_entry) {
@@ -345,6 +384,17 @@ PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options
     const ArchivedContent archive = writer.finish(options.force);
     result.size = archive.size;
     result.sha256 = archive.sha256;
+}
+
+} // namespace
+
+PackResult pack_run(const fs::path& run_dir_argument, const PackOptions& options) {
+    const RunInputs inputs = read_run_inputs(run_dir_argument);
+    PackResult result;
+    result.name = inputs.run.id;
+    result.bundle = output_path(inputs.run_dir, result.name, options);
+    const Entries entries = collect_entries(inputs, result.trace_kinds);
+    write_bundle(entries, options, result);
     return result;
 }
 

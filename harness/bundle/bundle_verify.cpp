@@ -1,18 +1,13 @@
 #include "bundle/bundle_verify.hpp"
 
 #include "bundle/bundle_manifest.hpp"
-#include "bundle/bundle_metrics.hpp"
+#include "bundle/bundle_verify_checks.hpp"
 #include "bundle/input_path.hpp"
-#include "card/yaml_document.hpp"
-#include "plan/validate.hpp"
-#include "provenance/provenance.hpp"
 #include "run/run_directory.hpp"
-#include "trace/trace_names.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/quote.hpp"
-#include "util/safe_name.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
 
@@ -22,28 +17,42 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
-#include <map>
 #include <memory>
-#include <optional>
-#include <set>
-#include <simdjson.h>
 
 namespace harness {
 
-namespace {
-
-using Problems = std::vector<BundleProblem>;
-
-const std::set<std::string> k_kineto_kinds = {"json", "kineto_trace"};
-const std::set<std::string> k_xla_kinds = {"json_tpu", "xla_trace", "tpu_profiler"};
-const std::set<std::string> k_nsys_kinds = {"nsys"};
+namespace verify_checks {
 
 void check_interrupt() {
     if (interrupt_signal() != 0) {
         throw HarnessError("interrupted", k_exit_interrupted);
     }
 }
+
+bool is_real_directory(const fs::path& path) {
+    std::error_code ec;
+    return fs::is_directory(fs::symlink_status(path, ec));
+}
+
+} // namespace verify_checks
+
+namespace {
+
+using verify_checks::check_card;
+using verify_checks::check_interrupt;
+using verify_checks::check_metrics;
+using verify_checks::check_provenance;
+using verify_checks::check_run_record;
+using verify_checks::check_scripts;
+using verify_checks::check_traces;
+using verify_checks::check_window;
+using verify_checks::is_real_directory;
+using verify_checks::JsonRecord;
+using verify_checks::load_record;
+using verify_checks::PlannedTraces;
+using verify_checks::Problems;
+using verify_checks::read_planned_traces;
+using verify_checks::string_at;
 
 // ---- the input: an archive or a directory ----
 
@@ -113,11 +122,6 @@ std::vector<fs::path> list_directory(const fs::path& dir) {
     return entries;
 }
 
-bool is_real_directory(const fs::path& path) {
-    std::error_code ec;
-    return fs::is_directory(fs::symlink_status(path, ec));
-}
-
 /// The one directory an unpacked archive must hold, or empty with the problem recorded.
 fs::path single_top_directory(const fs::path& unpacked, Problems& problems) {
     const std::vector<fs::path> entries = list_directory(unpacked);
@@ -138,401 +142,6 @@ fs::path single_top_directory(const fs::path& unpacked, Problems& problems) {
     problems.push_back({"", fmt::format("a bundle archive holds exactly one directory, <name>/, at its top level; this one holds {}",
                                         join(names, ", "))});
     return {};
-}
-
-// ---- reading the bundle's JSON records ----
-
-/// A parsed JSON file, or the problem that kept it from parsing (recorded under its name).
-struct JsonRecord {
-    simdjson::dom::parser parser;
-    simdjson::dom::object root;
-    bool ok = false;
-};
-
-void load_record(const fs::path& dir, const std::string& name, const std::string& what, JsonRecord& record, Problems& problems) {
-    const fs::path path = dir / name;
-    const fs::file_status status = fs::symlink_status(path);
-    if (!fs::exists(status)) {
-        problems.push_back({name, fmt::format("missing ({})", what)});
-        return;
-    }
-    if (!fs::is_regular_file(status)) {
-        return; // a link or special file: check_manifest reports it, and it is never followed
-    }
-    simdjson::padded_string text;
-    if (const auto error = simdjson::padded_string::load(path.string()).get(text)) {
-        problems.push_back({name, fmt::format("cannot read: {}", simdjson::error_message(error))});
-        return;
-    }
-    simdjson::dom::element root;
-    if (const auto error = record.parser.parse(text).get(root)) {
-        problems.push_back({name, fmt::format("not valid JSON: {}", simdjson::error_message(error))});
-        return;
-    }
-    if (root.get_object().get(record.root) != simdjson::SUCCESS) {
-        problems.push_back({name, "not a JSON object"});
-        return;
-    }
-    record.ok = true;
-}
-
-/// The string at `key`, or nullopt when absent or not a string.
-std::optional<std::string_view> string_at(simdjson::dom::object object, std::string_view key) {
-    std::string_view value;
-    if (object[key].get_string().get(value) != simdjson::SUCCESS) {
-        return std::nullopt;
-    }
-    return value;
-}
-
-// ---- provenance.json ----
-
-/// The pins and format are provenance.hpp's check; whether the record is about this bundle is
-/// verify's.
-void check_provenance(const fs::path& dir, const std::string& name, Problems& problems) {
-    for (const std::string& line : check_provenance_file(dir)) {
-        const std::size_t colon = line.find(": ");
-        problems.push_back(colon == std::string::npos ? BundleProblem{k_provenance_name, line}
-                                                      : BundleProblem{line.substr(0, colon), line.substr(colon + 2)});
-    }
-    JsonRecord record;
-    Problems ignored; // reported above
-    load_record(dir, k_provenance_name, "", record, ignored);
-    simdjson::dom::object run;
-    if (record.ok && record.root["run"].get_object().get(run) == simdjson::SUCCESS) {
-        if (const std::optional<std::string_view> id = string_at(run, "id"); id && *id != name) {
-            problems.push_back(
-                {k_provenance_name, fmt::format("run.id: {}, but the bundle is {}", json_string(*id), json_string(name))});
-        }
-        // reproduce names a file after run.card: a name that is not one plain file name is a
-        // bundle made to write elsewhere, not a card name pack could have written.
-        if (const std::optional<std::string_view> card = string_at(run, "card"); card && !card->empty()) {
-            if (const std::string problem = file_name_problem(std::string(*card) + ".yaml"); !problem.empty()) {
-                problems.push_back({k_provenance_name, fmt::format("run.card: {}: {}", json_string(*card), problem)});
-            }
-        }
-    }
-}
-
-// ---- metrics.json ----
-
-/// pack stores what the traces give; recomputing catches a number edited by hand or computed
-/// from other traces. A bundle without metrics.json (made by hand) is not checked here; one whose
-/// manifest lists it and lacks it is reported by check_manifest.
-void check_metrics(const fs::path& dir, Problems& problems) {
-    std::error_code ec;
-    if (!fs::is_regular_file(fs::symlink_status(dir / k_metrics_name, ec))) {
-        return;
-    }
-    Json stored;
-    try {
-        stored = Json::parse(read_file(dir / k_metrics_name));
-    } catch (const std::exception& error) {
-        problems.push_back({k_metrics_name, error.what()});
-        return;
-    }
-    Json recomputed;
-    try {
-        recomputed = bundle_metrics(dir);
-    } catch (const HarnessError& error) {
-        problems.push_back({k_metrics_name, fmt::format("cannot recompute: {}", error.what())});
-        return;
-    }
-    for (std::string& problem : compare_bundle_metrics(stored, recomputed)) {
-        problems.push_back({k_metrics_name, std::move(problem)});
-    }
-}
-
-// ---- run.json, scripts/ ----
-
-void check_run_record(const fs::path& dir, const std::string& name, Problems& problems) {
-    JsonRecord record;
-    load_record(dir, run_files::k_record, "the run record", record, problems);
-    if (!record.ok) {
-        return;
-    }
-    const std::optional<std::string_view> state = string_at(record.root, "state");
-    if (!state) {
-        problems.push_back({run_files::k_record, "state: missing"});
-    } else if (*state != "completed") {
-        problems.push_back(
-            {run_files::k_record, fmt::format("state is {}; only a completed run is a data point", json_string(*state))});
-    }
-    if (const std::optional<std::string_view> id = string_at(record.root, "run_id"); !id || *id != name) {
-        problems.push_back({run_files::k_record,
-                            fmt::format("run_id: {}, but the bundle is {}", id ? json_string(*id) : "missing", json_string(name))});
-    }
-}
-
-void check_scripts(const fs::path& dir, const std::vector<std::string>& files, Problems& problems) {
-    if (!is_real_directory(dir / "scripts")) {
-        problems.push_back({"scripts/", "missing: the scripts that ran (the run directory's rendered/)"});
-        return;
-    }
-    if (std::none_of(files.begin(), files.end(), [](const std::string& file) { return starts_with(file, "scripts/"); })) {
-        problems.push_back({"scripts/", "empty: it should hold the scripts that ran (the run directory's rendered/)"});
-    }
-}
-
-// ---- traces ----
-
-void check_traces(const fs::path& dir, const std::vector<std::string>& files, BundleReport& report) {
-    std::map<long long, std::string> rank_files; // kineto_trace_<r>.json and .json.gz share a rank
-    for (const std::string& relative : files) {
-        const std::string first = relative.substr(0, relative.find('/'));
-        if (relative.find('/') == std::string::npos && is_trace_file_name(relative)) {
-            check_interrupt();
-            if (const long long rank = kineto_trace_rank(relative); rank >= 0) {
-                if (const auto [at, fresh] = rank_files.emplace(rank, relative); !fresh) {
-                    report.problems.push_back(
-                        {relative, fmt::format("a second trace of rank {} (also {}): keep one", rank, at->second)});
-                }
-            }
-            BundleTrace trace{relative, check_trace(dir / relative)};
-            if (!trace.check.problem.empty()) {
-                report.problems.push_back({relative, trace.check.problem});
-            } else if (trace.check.form == "legacy-array") {
-                report.problems.push_back({relative, "torch's legacy autograd array; the CCL-Bench tools read Kineto's "
-                                                     "{\"traceEvents\": [...]} form (pack converts it)"});
-            }
-            report.traces.push_back(std::move(trace));
-        } else if (first != "scripts" && first != "logs" && first != "accounting") {
-            if (const std::string why = misplaced_trace_problem(relative); !why.empty()) {
-                report.problems.push_back({relative, why});
-            }
-        }
-    }
-}
-
-/// What the run's plan (scripts/plan.json) says its traces hold, read once for the checks below.
-/// Bundles from before plan.json carried these, and hand-made bundles without one, have neither.
-struct PlannedTraces {
-    /// profile.traced_steps: ProfilerStep markers per Kineto trace; 0 when the plan counts none.
-    std::int64_t steps = 0;
-    /// framework_config.torch_profiler_ranks "0": the framework profiles rank 0 only (SGLang's
-    /// bench_one_batch, harness/frameworks/sglang.cpp).
-    bool rank0_only = false;
-};
-
-PlannedTraces read_planned_traces(const fs::path& dir) {
-    PlannedTraces planned;
-    if (!fs::is_regular_file(fs::symlink_status(dir / "scripts" / "plan.json"))) {
-        return planned;
-    }
-    JsonRecord plan;
-    Problems ignored; // a malformed plan.json is not a trace problem; the manifest vouches for it
-    load_record(dir, "scripts/plan.json", "", plan, ignored);
-    if (!plan.ok) {
-        return planned;
-    }
-    if (plan.root["profile"]["traced_steps"].get_int64().get(planned.steps) != simdjson::SUCCESS || planned.steps < 0) {
-        planned.steps = 0;
-    }
-    std::string_view ranks;
-    planned.rank0_only = plan.root["framework_config"]["torch_profiler_ranks"].get_string().get(ranks) == simdjson::SUCCESS &&
-                         ranks == "0";
-    return planned;
-}
-
-/// The window the run was planned with against the ProfilerStep markers each Kineto trace holds:
-/// a framework that traces one step more or less than the card says (an off-by-one schedule)
-/// makes every per-step metric describe another run.
-void check_window(const PlannedTraces& planned, BundleReport& report) {
-    if (planned.steps <= 0) {
-        return;
-    }
-    for (const BundleTrace& trace : report.traces) {
-        if (trace.check.step_marker == "ProfilerStep#N" && static_cast<std::int64_t>(trace.check.steps) != planned.steps) {
-            report.problems.push_back(
-                {trace.path, fmt::format("{} ProfilerStep markers, but the run was planned to trace {} (scripts/plan.json "
-                                         "profile.traced_steps, from the card's launch.profile.active)",
-                                         trace.check.steps, planned.steps)});
-        }
-    }
-}
-
-/// "kineto_trace_0..7", "kineto_trace_3", or "kineto_trace_0, 2, 5".
-std::string describe_ranks(const std::vector<long long>& ranks) {
-    const bool contiguous = ranks.back() - ranks.front() + 1 == static_cast<long long>(ranks.size());
-    if (contiguous) {
-        return ranks.size() == 1 ? fmt::format("kineto_trace_{}", ranks.front())
-                                 : fmt::format("kineto_trace_{}..{}", ranks.front(), ranks.back());
-    }
-    std::vector<std::string> shown;
-    for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) {
-        shown.push_back(std::to_string(ranks[i]));
-    }
-    return fmt::format("kineto_trace_{}{}", join(shown, ", "), ranks.size() > shown.size() ? ", ..." : "");
-}
-
-// ---- the card ----
-
-std::string relative_location(const std::string& location, const fs::path& dir) {
-    const std::string prefix = dir.string() + "/";
-    return location.rfind(prefix, 0) == 0 ? location.substr(prefix.size()) : location;
-}
-
-/// metric_source.traces as written: a list, or one value.
-std::vector<std::string> listed_traces(const YAML::Node& root) {
-    const YAML::Node node = find_node(root, "metric_source.traces");
-    std::vector<std::string> kinds;
-    if (node.IsSequence()) {
-        for (const YAML::Node& item : node) {
-            kinds.push_back(scalar_text(item));
-        }
-    } else if (node.IsScalar()) {
-        kinds.push_back(scalar_text(node));
-    }
-    return kinds;
-}
-
-/// xpu_spec.total_count when it is a positive integer, else 0 (validation reports why).
-long long total_count(const YAML::Node& root) {
-    const std::string text = scalar_text(find_node(root, "workload.hardware.xpu_spec.total_count"));
-    if (text.empty() || text.size() > 18 || !all_digits(text)) {
-        return 0;
-    }
-    return std::stoll(text);
-}
-
-/// "card.yaml:12:3" for a field of the card, relative to the bundle.
-std::string where(const YamlDocument& doc, const fs::path& dir, const std::string& field) {
-    return relative_location(doc.location(find_node(doc.root(), field), field), dir);
-}
-
-/// The kinds of trace a bundle holds, as metric_source.traces names them.
-struct HeldTraces {
-    std::vector<long long> ranks; ///< of kineto_trace_<rank>.json, sorted
-    bool xla = false;
-    bool nsys = false;
-};
-
-HeldTraces held_traces(const BundleReport& report, const std::vector<std::string>& files) {
-    HeldTraces held;
-    for (const BundleTrace& trace : report.traces) {
-        if (const long long rank = kineto_trace_rank(trace.path); rank >= 0) {
-            held.ranks.push_back(rank);
-        } else {
-            held.xla = true;
-        }
-    }
-    std::sort(held.ranks.begin(), held.ranks.end());
-    held.ranks.erase(std::unique(held.ranks.begin(), held.ranks.end()), held.ranks.end());
-    held.nsys = std::any_of(files.begin(), files.end(), [](const std::string& file) {
-        const TraceName name = classify_trace_name(file);
-        return file.find('/') == std::string::npos && name.canonical &&
-               (name.kind == TraceKind::nsys_rep || name.kind == TraceKind::nsys_sqlite);
-    });
-    return held;
-}
-
-void check_trace_url(const YamlDocument& doc, const fs::path& dir, BundleReport& report) {
-    const std::string trace_url = scalar_text(find_node(doc.root(), "trace_url"));
-    const std::string archive_name = report.name + ".tar.zst";
-    if (trace_url != archive_name) {
-        report.problems.push_back({where(doc, dir, "trace_url"),
-                                   fmt::format("trace_url: {}, expected {} (the bundle's archive)",
-                                               trace_url.empty() ? "empty" : json_string(trace_url), json_string(archive_name))});
-    }
-}
-
-bool lists_any(const std::vector<std::string>& listed, const std::set<std::string>& kinds) {
-    return std::any_of(listed.begin(), listed.end(), [&](const std::string& kind) { return kinds.count(kind) != 0; });
-}
-
-/// metric_source.traces must say truthfully which kinds of trace the bundle holds.
-void check_trace_kinds(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, BundleReport& report) {
-    const std::vector<std::string> listed = listed_traces(doc.root());
-    const auto check = [&](bool holds, const std::set<std::string>& kinds, const char* kind, const char* files) {
-        if (holds == lists_any(listed, kinds)) {
-            return;
-        }
-        report.problems.push_back({where(doc, dir, "metric_source.traces"),
-                                   holds ? fmt::format("metric_source.traces lists {}, but the bundle holds {}: add {}",
-                                                       listed.empty() ? "nothing" : join(listed, ", "), files, kind)
-                                         : fmt::format("metric_source.traces lists {}, but the bundle holds no {}", kind, files)});
-    };
-    check(!held.ranks.empty(), k_kineto_kinds, "json", "kineto_trace_<rank>.json");
-    check(held.xla, k_xla_kinds, "json_tpu", "<host>.trace.json(.gz)");
-    check(held.nsys, k_nsys_kinds, "nsys", "nsys_<rank>.nsys-rep");
-}
-
-/// Without a card field naming sampled ranks (CCL-Bench cards have none), every rank is traced,
-/// unless the plan says its framework profiles rank 0 only.
-void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, const PlannedTraces& planned,
-                      BundleReport& report) {
-    const long long total = total_count(doc.root());
-    const std::vector<long long>& ranks = held.ranks;
-    if (total <= 0 || (ranks.empty() && !lists_any(listed_traces(doc.root()), k_kineto_kinds))) {
-        return;
-    }
-    if (planned.rank0_only) {
-        if (ranks != std::vector<long long>{0}) {
-            report.problems.push_back({"kineto_trace_0.json",
-                                       "the plan traces rank 0 only (framework_config.torch_profiler_ranks), but the "
-                                       "bundle's rank traces are not exactly kineto_trace_0"});
-        }
-        return;
-    }
-    if (static_cast<long long>(ranks.size()) != total) {
-        report.problems.push_back(
-            {where(doc, dir, "workload.hardware.xpu_spec.total_count"),
-             ranks.empty()
-                 ? fmt::format("card says total_count: {} but the bundle has no rank traces (kineto_trace_<rank>.json)", total)
-                 : fmt::format("card says total_count: {} but the bundle has {} rank trace{} ({})", total, ranks.size(),
-                               ranks.size() == 1 ? "" : "s", describe_ranks(ranks))});
-        return;
-    }
-    for (const long long rank : ranks) {
-        if (rank >= total) {
-            report.problems.push_back(
-                {fmt::format("kineto_trace_{}.json", rank),
-                 fmt::format("rank {} is outside the card's total_count: {} (ranks 0..{})", rank, total, total - 1)});
-        }
-    }
-}
-
-void check_card(const fs::path& dir, const std::vector<std::string>& files, const PlannedTraces& planned, BundleReport& report) {
-    const std::string card_name = report.name + ".yaml";
-    const fs::path card_path = dir / card_name;
-    const fs::file_status status = fs::symlink_status(card_path);
-    if (fs::exists(status) && !fs::is_regular_file(status)) {
-        return; // a link or special file: check_manifest reports it, and it is never followed
-    }
-    if (!fs::exists(status)) {
-        std::vector<std::string> others;
-        for (const std::string& file : files) {
-            if (file.find('/') == std::string::npos && (ends_with(file, ".yaml") || ends_with(file, ".yml"))) {
-                others.push_back(file);
-            }
-        }
-        report.problems.push_back(
-            {card_name, others.empty()
-                            ? "missing (the effective workload card)"
-                            : fmt::format("missing: the card must be named after the bundle (found {})", join(others, ", "))});
-        return;
-    }
-    const ValidationResult validation = validate_file(card_path, ValidateOptions{});
-    for (const Diagnostic& d : validation.diagnostics.items()) {
-        if (d.severity == Severity::error) {
-            const std::string location = relative_location(d.location, dir);
-            report.problems.push_back(
-                {location.empty() ? card_name : location, d.field.empty() ? d.message : d.field + ": " + d.message});
-        }
-    }
-    if (validation.unreadable) {
-        return;
-    }
-    try {
-        // Read as written, so that these are found even when the card has other errors.
-        const YamlDocument doc = YamlDocument::load(card_path);
-        const HeldTraces held = held_traces(report, files);
-        check_trace_url(doc, dir, report);
-        check_trace_kinds(doc, dir, held, report);
-        check_rank_count(doc, dir, held, planned, report);
-    } catch (const HarnessError&) {
-        // validate_file has reported why the card cannot be read.
-    }
 }
 
 // ---- the bundle directory ----
@@ -601,8 +210,6 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
     check_interrupt();
 }
 
-/// The bundle inside a directory the user named: the directory itself, or the one bundle it
-/// holds when it is where an archive was unpacked.
 } // namespace
 
 std::size_t BundleReport::steps() const {

@@ -53,6 +53,103 @@ struct RankStep {
     std::optional<double> mean_us;
 };
 
+/// Why mfu cannot be computed from `card` (what mfu.py does not read; a field missing), or empty.
+std::string card_problem(const CardFacts& card, bool reference) {
+    if (reference && card.traces_json_tpu) {
+        return "metric_source.traces names json_tpu: mfu.py then reads active_tflops from the XLA profile "
+               "(mfu.py:71-105, 264-265), which --reference does not reproduce";
+    }
+    if (reference && !card.traces_json) {
+        return "metric_source.traces does not name json: mfu.py computes no mfu for such a card (mfu.py:267-271)";
+    }
+    if (card.arch_at.empty()) {
+        return fmt::format("{}: workload.model.model_arch is missing (or not a mapping) and workload.model is no mapping to "
+                           "fall back to",
+                           card.file.string());
+    }
+    // The tool defaults what the card leaves out (batch 1, seq_len 1, one device); the default
+    // mode says what is missing instead.
+    const std::string arch = card.arch_at + ".";
+    const std::string n_field = arch + "num_params";
+    const std::string l_field = arch + "num_layers";
+    const std::string h_field = arch + "head_dim";
+    const std::string q_field = arch + "num_heads";
+    const std::string missing = missing_list({
+        {n_field.c_str(), card.num_params.has_value()},
+        {l_field.c_str(), card.num_layers.has_value()},
+        {h_field.c_str(), card.head_dim.has_value()},
+        {q_field.c_str(), card.num_heads.has_value()},
+        {"data.batch_size", reference || card.batch_size.has_value()},
+        {"data.seq_len", reference || card.seq_len.has_value()},
+        {"xpu_spec.total_count (> 0)", reference || card.total_count.value_or(0) > 0},
+    });
+    if (!missing.empty()) {
+        return fmt::format("{}: {}the card lacks {}", card.file.string(),
+                           card.arch_at == "model" ? "workload.model.model_arch is missing, read workload.model instead; " : "",
+                           missing);
+    }
+    return {};
+}
+
+/// Whether the inference formula applies; nullopt (out.why set) for a phase mfu does not know.
+std::optional<bool> inference_formula(const CardFacts& card, bool reference, MetricValue& out) {
+    // mfu.py:236 takes only the exact word "inference"; "serving" gets the training formula there.
+    const bool serving = card.phase == "serving";
+    const bool inference = card.phase == "inference" || (!reference && serving);
+    if (!reference && !inference && card.phase != "training") {
+        out.why = fmt::format("workload.model.phase is \"{}\": expected training, inference or serving", card.phase);
+        return std::nullopt;
+    }
+    if (serving) {
+        out.notes.emplace_back(reference ? "phase \"serving\": mfu.py applies the training formula to every phase but \"inference\""
+                                         : "phase \"serving\" counted as inference (mfu.py --reference applies the training formula)");
+    }
+    return inference;
+}
+
+/// The step time tokens/s divides by, and what it is.
+struct StepTime {
+    double seconds = 0;
+    std::string label;
+};
+
+/// FLOP/token × tokens/s ÷ peak FLOP/s into out.value, with the note that shows the terms;
+/// out.why when the peak is not positive.
+void apply_formula(const CardFacts& card, bool reference, bool inference, const StepTime& step, double peak, MetricValue& out) {
+    const double n_total = *card.num_params;
+    // `N_active or N` (mfu.py:229), in both phases: an MoE model is charged its active
+    // parameters. The default mode also reads the num_active_params spelling, which mfu.py ignores.
+    double n_eff = n_total;
+    if (card.num_params_active && *card.num_params_active != 0) {
+        n_eff = *card.num_params_active;
+    } else if (!reference && card.num_active_params && *card.num_active_params != 0) {
+        n_eff = *card.num_active_params;
+        out.notes.emplace_back("num_active_params read as num_params_active (mfu.py reads only num_params_active)");
+    }
+    const double n_emb = card.num_params_embedding.value_or(0);
+    const double layers = *card.num_layers;
+    const double head_dim = *card.head_dim;
+    const double heads = *card.num_heads;
+    const double batch = reference ? or_one(card.batch_size) : card.batch_size.value_or(1);
+    const double seq = reference ? or_one(card.seq_len) : card.seq_len.value_or(1);
+    const double devices = reference ? or_one(card.total_count) : *card.total_count;
+    const double peak_total = peak * 1e12 * devices;
+    if (!(peak_total > 0)) {
+        out.why = fmt::format("xpu_spec.total_count is {}: no positive peak FLOP/s (mfu.py:247-248)", devices);
+        return;
+    }
+    const double attention = layers * head_dim * heads * seq;
+    const double flop_per_token = inference ? 2 * (n_eff - n_emb) + 4 * attention : 6 * (n_eff - n_emb) + 12 * attention;
+    const double tokens_per_s = batch * seq / step.seconds;
+    double value = flop_per_token * tokens_per_s / peak_total * 100.0;
+    if (reference) {
+        value = python_round4(value); // mfu.py:250
+    }
+    out.value = value;
+    out.notes.push_back(fmt::format("{} FLOP/token, {:.6g} tokens/s, step {:.6g} s ({}), peak {} TFLOP/s × {}", flop_per_token,
+                                    tokens_per_s, step.seconds, step.label, peak, devices));
+}
+
 class MfuFold final : public MetricFold {
 public:
     MfuFold(FoldInputs in, std::size_t ranks) : MetricFold(in, ranks), m_slots(ranks) {
@@ -90,6 +187,10 @@ public:
     MetricValue finish(const std::vector<std::size_t>& order) override;
 
 private:
+    /// The card's batch latency, else the step markers' time (the tool's in --reference);
+    /// nullopt (out.why set) when there is none or it is not positive.
+    std::optional<StepTime> step_time(const std::vector<std::size_t>& order, MetricValue& out) const;
+
     /// mfu.py:194-226: the mean over rank files of each file's inner ProfilerStep#N mean, reading
     /// only the .json files select_json_files keeps whose names start with "rank" or "kineto".
     std::optional<double> tool_step_time_s(const std::vector<std::size_t>& order, std::string& why) const {
@@ -117,6 +218,39 @@ private:
     std::unique_ptr<MetricFold> m_step_time;
 };
 
+std::optional<StepTime> MfuFold::step_time(const std::vector<std::size_t>& order, MetricValue& out) const {
+    const CardFacts& card = *in().card;
+    std::optional<double> step_s;
+    std::string step_label;
+    if (card.latency_s) {
+        // mfu.py:192 prefers the benchmark's batch latency to any trace marker; the default mode
+        // does too: batch × seq_len tokens are the whole batch, not one execute_context step.
+        step_s = card.latency_s;
+        step_label = fmt::format("avg_latency of {}", card.latency_file->filename().string());
+    } else if (in().reference()) {
+        std::string why;
+        step_s = tool_step_time_s(order, why);
+        if (!step_s) {
+            out.why = "no step time: " + why;
+            return std::nullopt;
+        }
+        step_label = "inner ProfilerStep#N";
+    } else {
+        const MetricValue step = m_step_time->finish(order);
+        if (!step.value) {
+            out.why = "no step time: " + step.why;
+            return std::nullopt;
+        }
+        step_s = step.value;
+        step_label = step.basis;
+    }
+    if (!(*step_s > 0)) {
+        out.why = fmt::format("no step time: {} is {} s, not positive", step_label, *step_s);
+        return std::nullopt;
+    }
+    return StepTime{*step_s, step_label};
+}
+
 MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
     MetricValue out = start_value("mfu", "%");
     const CardFacts* card = in().card;
@@ -126,41 +260,8 @@ MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
     }
     out.basis = "card " + card->file.filename().string();
     const bool reference = in().reference();
-    if (reference && card->traces_json_tpu) {
-        out.why = "metric_source.traces names json_tpu: mfu.py then reads active_tflops from the XLA profile "
-                  "(mfu.py:71-105, 264-265), which --reference does not reproduce";
-        return out;
-    }
-    if (reference && !card->traces_json) {
-        out.why = "metric_source.traces does not name json: mfu.py computes no mfu for such a card (mfu.py:267-271)";
-        return out;
-    }
-    if (card->arch_at.empty()) {
-        out.why = fmt::format("{}: workload.model.model_arch is missing (or not a mapping) and workload.model is no mapping to "
-                              "fall back to",
-                              card->file.string());
-        return out;
-    }
-    // The tool defaults what the card leaves out (batch 1, seq_len 1, one device); the default
-    // mode says what is missing instead.
-    const std::string arch = card->arch_at + ".";
-    const std::string n_field = arch + "num_params";
-    const std::string l_field = arch + "num_layers";
-    const std::string h_field = arch + "head_dim";
-    const std::string q_field = arch + "num_heads";
-    const std::string missing = missing_list({
-        {n_field.c_str(), card->num_params.has_value()},
-        {l_field.c_str(), card->num_layers.has_value()},
-        {h_field.c_str(), card->head_dim.has_value()},
-        {q_field.c_str(), card->num_heads.has_value()},
-        {"data.batch_size", reference || card->batch_size.has_value()},
-        {"data.seq_len", reference || card->seq_len.has_value()},
-        {"xpu_spec.total_count (> 0)", reference || card->total_count.value_or(0) > 0},
-    });
-    if (!missing.empty()) {
-        out.why = fmt::format("{}: {}the card lacks {}", card->file.string(),
-                              card->arch_at == "model" ? "workload.model.model_arch is missing, read workload.model instead; " : "",
-                              missing);
+    out.why = card_problem(*card, reference);
+    if (!out.why.empty()) {
         return out;
     }
     if (card->arch_at == "model") {
@@ -172,77 +273,15 @@ MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
                               card->xpu_model);
         return out;
     }
-    // mfu.py:236 takes only the exact word "inference"; "serving" gets the training formula there.
-    const bool serving = card->phase == "serving";
-    const bool inference = card->phase == "inference" || (!reference && serving);
-    if (!reference && !inference && card->phase != "training") {
-        out.why = fmt::format("workload.model.phase is \"{}\": expected training, inference or serving", card->phase);
+    const std::optional<bool> inference = inference_formula(*card, reference, out);
+    if (!inference) {
         return out;
     }
-    if (serving) {
-        out.notes.emplace_back(reference ? "phase \"serving\": mfu.py applies the training formula to every phase but \"inference\""
-                                         : "phase \"serving\" counted as inference (mfu.py --reference applies the training formula)");
-    }
-    std::optional<double> step_s;
-    std::string step_label;
-    if (card->latency_s) {
-        // mfu.py:192 prefers the benchmark's batch latency to any trace marker; the default mode
-        // does too: batch × seq_len tokens are the whole batch, not one execute_context step.
-        step_s = card->latency_s;
-        step_label = fmt::format("avg_latency of {}", card->latency_file->filename().string());
-    } else if (reference) {
-        std::string why;
-        step_s = tool_step_time_s(order, why);
-        if (!step_s) {
-            out.why = "no step time: " + why;
-            return out;
-        }
-        step_label = "inner ProfilerStep#N";
-    } else {
-        const MetricValue step = m_step_time->finish(order);
-        if (!step.value) {
-            out.why = "no step time: " + step.why;
-            return out;
-        }
-        step_s = step.value;
-        step_label = step.basis;
-    }
-    if (!(*step_s > 0)) {
-        out.why = fmt::format("no step time: {} is {} s, not positive", step_label, *step_s);
+    const std::optional<StepTime> step = step_time(order, out);
+    if (!step) {
         return out;
     }
-    const double n_total = *card->num_params;
-    // `N_active or N` (mfu.py:229), in both phases: an MoE model is charged its active
-    // parameters. The default mode also reads the num_active_params spelling, which mfu.py ignores.
-    double n_eff = n_total;
-    if (card->num_params_active && *card->num_params_active != 0) {
-        n_eff = *card->num_params_active;
-    } else if (!reference && card->num_active_params && *card->num_active_params != 0) {
-        n_eff = *card->num_active_params;
-        out.notes.emplace_back("num_active_params read as num_params_active (mfu.py reads only num_params_active)");
-    }
-    const double n_emb = card->num_params_embedding.value_or(0);
-    const double layers = *card->num_layers;
-    const double head_dim = *card->head_dim;
-    const double heads = *card->num_heads;
-    const double batch = reference ? or_one(card->batch_size) : card->batch_size.value_or(1);
-    const double seq = reference ? or_one(card->seq_len) : card->seq_len.value_or(1);
-    const double devices = reference ? or_one(card->total_count) : *card->total_count;
-    const double peak_total = *peak * 1e12 * devices;
-    if (!(peak_total > 0)) {
-        out.why = fmt::format("xpu_spec.total_count is {}: no positive peak FLOP/s (mfu.py:247-248)", devices);
-        return out;
-    }
-    const double attention = layers * head_dim * heads * seq;
-    const double flop_per_token = inference ? 2 * (n_eff - n_emb) + 4 * attention : 6 * (n_eff - n_emb) + 12 * attention;
-    const double tokens_per_s = batch * seq / *step_s;
-    double value = flop_per_token * tokens_per_s / peak_total * 100.0;
-    if (reference) {
-        value = python_round4(value); // mfu.py:250
-    }
-    out.value = value;
-    out.notes.push_back(fmt::format("{} FLOP/token, {:.6g} tokens/s, step {:.6g} s ({}), peak {} TFLOP/s × {}", flop_per_token,
-                                    tokens_per_s, *step_s, step_label, *peak, devices));
+    apply_formula(*card, reference, *inference, *step, *peak, out);
     return out;
 }
 

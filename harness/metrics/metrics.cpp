@@ -300,6 +300,143 @@ std::vector<RankResult> fold_ranks(const std::vector<TraceInput>& traces, const 
     return results;
 }
 
+bool asks_for(const std::vector<const MetricDefinition*>& wanted, std::string_view name) {
+    return std::any_of(wanted.begin(), wanted.end(), [&](const MetricDefinition* d) { return std::string_view(d->name) == name; });
+}
+
+/// The card's facts beside the traces, when there is a card; its error becomes a note.
+std::optional<CardFacts> read_card(const MetricsInput& input, MetricsReport& report) {
+    std::optional<CardFacts> card;
+    if (input.card) {
+        card = load_card_facts(*input.card);
+        if (!card->error.empty()) {
+            report.notes.push_back(card->error);
+        }
+    }
+    return card;
+}
+
+/// --reference shows the tools' values: above 16 files they read a sample of 16, so the files
+/// outside it are not read at all (the default mode, kept for the disagreements, is then
+/// computed on the same files). The straggler tool reads every rank*_trace.json: with it asked
+/// for, every file is read.
+void keep_tools_sample(const std::vector<const MetricDefinition*>& wanted, bool reference, MetricsInput& input,
+                       MetricsReport& report) {
+    if (!reference || asks_for(wanted, "straggler")) {
+        return;
+    }
+    const std::size_t before = input.traces.size();
+    input.traces.erase(std::remove_if(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.outside_sample; }),
+                       input.traces.end());
+    if (input.traces.size() < before) {
+        report.notes.push_back(fmt::format("--reference: the {} .json files outside the tools' sample are not read; the default-mode "
+                                           "values in the disagreements are over the {} files read",
+                                           before - input.traces.size(), input.traces.size()));
+    }
+}
+
+/// Each wanted metric's fold in both modes, over `traces`; the folds keep pointers to `facts`
+/// and `card`.
+std::vector<WantedMetric> start_folds(const std::vector<const MetricDefinition*>& wanted, const std::vector<TraceInput>& traces,
+                                      std::vector<RankFacts>& facts, const CardFacts* card) {
+    const std::size_t count = traces.size();
+    FoldInputs standard_in;
+    FoldInputs reference_in;
+    standard_in.mode = MetricMode::standard;
+    reference_in.mode = MetricMode::reference;
+    for (const TraceInput& trace : traces) {
+        standard_in.counted.push_back(trace.standard);
+        reference_in.counted.push_back(trace.reference);
+    }
+    standard_in.facts = reference_in.facts = &facts;
+    standard_in.card = reference_in.card = card;
+    std::vector<WantedMetric> metrics;
+    for (const MetricDefinition* definition : wanted) {
+        WantedMetric metric;
+        metric.definition = definition;
+        metric.standard = definition->fold(standard_in, count);
+        metric.reference = definition->fold(reference_in, count);
+        metric.kernels.resize(definition->pattern ? count : 0);
+        metrics.push_back(std::move(metric));
+    }
+    return metrics;
+}
+
+/// Ranks in rank order for the report; every sum over ranks is taken in this order.
+std::vector<std::size_t> rank_order(const std::vector<RankResult>& results) {
+    std::vector<std::size_t> order(results.size());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        order[k] = k;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return results[a].rank < results[b].rank; });
+    return order;
+}
+
+/// Whether the tools find no trace because every one here is .json.gz (said in a note): the
+/// tools list names ending in .json only, and "no ProfilerStep" would send the reader looking
+/// in the wrong place.
+bool tools_find_only_gzip(const std::vector<TraceInput>& traces, const std::vector<RankResult>& results, MetricsReport& report) {
+    std::size_t gzip_traces = 0;
+    bool reference_reads_a_trace = false;
+    for (std::size_t k = 0; k < traces.size(); ++k) {
+        gzip_traces += traces[k].standard && ends_with(traces[k].file.filename().string(), ".json.gz") ? 1U : 0U;
+        reference_reads_a_trace = reference_reads_a_trace || (traces[k].reference && results[k].not_a_trace.empty());
+    }
+    const bool only_gzip = gzip_traces > 0 && !reference_reads_a_trace;
+    if (only_gzip) {
+        report.notes.push_back(
+            fmt::format("--reference: the CCL-Bench tools read plain .json files only (tools/json_sampling.py:34 lists "
+                        "names ending in .json; straggler/_common.py:8 globs rank*_trace.json; "
+                        "collective_data_volume.py:193 rank*_trace.json or kineto_trace_*.json); the {} trace file{} "
+                        "here {} .json.gz, so the tools find no trace: gunzip them to compare",
+                        gzip_traces, gzip_traces == 1 ? "" : "s", gzip_traces == 1 ? "is" : "are"));
+    }
+    return only_gzip;
+}
+
+/// report.ranks in rank order, with a note for each .json file that was not a trace.
+void add_ranks(const std::vector<TraceInput>& traces, const std::vector<RankResult>& results, const std::vector<std::size_t>& order,
+               MetricsReport& report) {
+    const bool kineto_present = std::any_of(traces.begin(), traces.end(),
+                                            [](const TraceInput& t) { return kineto_named_json(t.file); });
+    for (const std::size_t k : order) {
+        report.ranks.push_back(results[k].summary);
+        if (!results[k].not_a_trace.empty()) {
+            report.notes.push_back(not_a_trace_note(traces[k].file, kineto_present, results[k].not_a_trace));
+        }
+    }
+}
+
+/// Each metric's value in the mode asked for, and a disagreement where the modes differ.
+void finish_metrics(std::vector<WantedMetric>& metrics, const std::vector<std::size_t>& order, bool only_gzip,
+                    const std::optional<CardFacts>& card, bool reference, MetricsReport& report) {
+    for (WantedMetric& metric : metrics) {
+        const MetricDefinition* definition = metric.definition;
+        MetricValue standard_value = metric.standard->finish(order);
+        MetricValue reference_value = metric.reference->finish(order);
+        if (only_gzip && !reference_value.value) {
+            reference_value.why =
+                "no plain .json trace: the CCL-Bench tools read *.json only (tools/json_sampling.py:34) and the traces here "
+                "are .json.gz";
+        }
+        if (card && !card->error.empty() && std::string(definition->name) == "mfu") {
+            standard_value.why = reference_value.why = card->error;
+        }
+        if (differs(standard_value, reference_value)) {
+            Disagreement disagreement;
+            disagreement.metric = definition->name;
+            if (definition->pattern) {
+                disagreement.pattern = pattern_text(*definition->pattern);
+                merge_kernels(disagreement, metric.kernels, order);
+            }
+            disagreement.standard = standard_value;
+            disagreement.reference = reference_value;
+            report.disagreements.push_back(std::move(disagreement));
+        }
+        report.metrics.push_back(reference ? std::move(reference_value) : std::move(standard_value));
+    }
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, std::string>> metric_summaries() {
@@ -330,118 +467,22 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
     report.card = input.card;
     report.reference = options.reference;
     report.notes = input.notes;
+    const std::optional<CardFacts> card = read_card(input, report);
+    keep_tools_sample(wanted, options.reference, input, report);
 
-    std::optional<CardFacts> card;
-    if (input.card) {
-        card = load_card_facts(*input.card);
-        if (!card->error.empty()) {
-            report.notes.push_back(card->error);
-        }
-    }
-
-    // --reference shows the tools' values: above 16 files they read a sample of 16, so the
-    // files outside it are not read at all (the default mode, kept for the disagreements, is then
-    // computed on the same files). The straggler tool reads every rank*_trace.json: with it
-    // asked for, every file is read.
-    const bool straggler = std::any_of(wanted.begin(), wanted.end(),
-                                       [](const MetricDefinition* d) { return std::string_view(d->name) == "straggler"; });
-    if (options.reference && !straggler) {
-        const std::size_t before = input.traces.size();
-        input.traces.erase(
-            std::remove_if(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.outside_sample; }),
-            input.traces.end());
-        if (input.traces.size() < before) {
-            report.notes.push_back(
-                fmt::format("--reference: the {} .json files outside the tools' sample are not read; the default-mode "
-                            "values in the disagreements are over the {} files read",
-                            before - input.traces.size(), input.traces.size()));
-        }
-    }
-    const std::size_t count = input.traces.size();
-    FoldInputs standard_in;
-    FoldInputs reference_in;
-    standard_in.mode = MetricMode::standard;
-    reference_in.mode = MetricMode::reference;
-    for (const TraceInput& trace : input.traces) {
-        standard_in.counted.push_back(trace.standard);
-        reference_in.counted.push_back(trace.reference);
-    }
-    std::vector<RankFacts> facts(count);
-    standard_in.facts = reference_in.facts = &facts;
-    standard_in.card = reference_in.card = card && card->error.empty() ? &*card : nullptr;
-    std::vector<WantedMetric> metrics;
-    for (const MetricDefinition* definition : wanted) {
-        WantedMetric metric;
-        metric.definition = definition;
-        metric.standard = definition->fold(standard_in, count);
-        metric.reference = definition->fold(reference_in, count);
-        metric.kernels.resize(definition->pattern ? count : 0);
-        metrics.push_back(std::move(metric));
-    }
-
+    std::vector<RankFacts> facts(input.traces.size());
+    std::vector<WantedMetric> metrics = start_folds(wanted, input.traces, facts, card && card->error.empty() ? &*card : nullptr);
     PeakCounter held;
     // What the reader keeps follows the metrics asked for.
     ReadOptions read;
-    read.collective_args = std::any_of(wanted.begin(), wanted.end(),
-                                       [](const MetricDefinition* d) { return std::string_view(d->name) == "collective_volume"; });
+    read.collective_args = asks_for(wanted, "collective_volume");
     const std::vector<RankResult> results = fold_ranks(input.traces, read, options.threads, facts, metrics, held);
     report.ranks_held_at_once = held.peak();
-    // Ranks in rank order for the report; every sum over ranks is taken in this order.
-    std::vector<std::size_t> order(count);
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        order[k] = k;
-    }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return results[a].rank < results[b].rank; });
-    const bool kineto_present = std::any_of(input.traces.begin(), input.traces.end(),
-                                            [](const TraceInput& t) { return kineto_named_json(t.file); });
-    // A directory whose traces are all .json.gz: the tools list names ending in .json only, so
-    // they find nothing, and "no ProfilerStep" would send the reader looking in the wrong place.
-    std::size_t gzip_traces = 0;
-    bool reference_reads_a_trace = false;
-    for (std::size_t k = 0; k < count; ++k) {
-        gzip_traces += input.traces[k].standard && ends_with(input.traces[k].file.filename().string(), ".json.gz") ? 1U : 0U;
-        reference_reads_a_trace = reference_reads_a_trace || (input.traces[k].reference && results[k].not_a_trace.empty());
-    }
-    const bool only_gzip = gzip_traces > 0 && !reference_reads_a_trace;
-    if (only_gzip) {
-        report.notes.push_back(
-            fmt::format("--reference: the CCL-Bench tools read plain .json files only (tools/json_sampling.py:34 lists "
-                        "names ending in .json; straggler/_common.py:8 globs rank*_trace.json; "
-                        "collective_data_volume.py:193 rank*_trace.json or kineto_trace_*.json); the {} trace file{} "
-                        "here {} .json.gz, so the tools find no trace: gunzip them to compare",
-                        gzip_traces, gzip_traces == 1 ? "" : "s", gzip_traces == 1 ? "is" : "are"));
-    }
-    for (const std::size_t k : order) {
-        report.ranks.push_back(results[k].summary);
-        if (!results[k].not_a_trace.empty()) {
-            report.notes.push_back(not_a_trace_note(input.traces[k].file, kineto_present, results[k].not_a_trace));
-        }
-    }
-    for (WantedMetric& metric : metrics) {
-        const MetricDefinition* definition = metric.definition;
-        MetricValue standard_value = metric.standard->finish(order);
-        MetricValue reference_value = metric.reference->finish(order);
-        if (only_gzip && !reference_value.value) {
-            reference_value.why =
-                "no plain .json trace: the CCL-Bench tools read *.json only (tools/json_sampling.py:34) and the traces here "
-                "are .json.gz";
-        }
-        if (card && !card->error.empty() && std::string(definition->name) == "mfu") {
-            standard_value.why = reference_value.why = card->error;
-        }
-        if (differs(standard_value, reference_value)) {
-            Disagreement disagreement;
-            disagreement.metric = definition->name;
-            if (definition->pattern) {
-                disagreement.pattern = pattern_text(*definition->pattern);
-                merge_kernels(disagreement, metric.kernels, order);
-            }
-            disagreement.standard = standard_value;
-            disagreement.reference = reference_value;
-            report.disagreements.push_back(std::move(disagreement));
-        }
-        report.metrics.push_back(options.reference ? std::move(reference_value) : std::move(standard_value));
-    }
+
+    const std::vector<std::size_t> order = rank_order(results);
+    const bool only_gzip = tools_find_only_gzip(input.traces, results, report);
+    add_ranks(input.traces, results, order, report);
+    finish_metrics(metrics, order, only_gzip, card, options.reference, report);
     return report;
 }
 

@@ -2,14 +2,13 @@
 
 #include "metrics/json_scan.hpp"
 #include "metrics/kernel_classifier.hpp"
-#include "util/byte_source.hpp"
+#include "metrics/step_marker_names.hpp"
+#include "metrics/trace_event_fields.hpp"
+#include "metrics/trace_stream.hpp"
 #include "util/error.hpp"
-#include "util/limits.hpp"
 #include "util/strings.hpp"
 
-#include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <fmt/format.h>
 
 namespace harness::metrics {
@@ -17,149 +16,26 @@ namespace harness::metrics {
 namespace {
 
 using json_scan::Cursor;
-using json_scan::NeedMore;
 using json_scan::peek_token;
 using json_scan::StringToken;
 using json_scan::SyntaxError;
 
-constexpr std::string_view k_profiler_step = "ProfilerStep#";
+using trace_fields::event_key;
+using trace_fields::EventKey;
+using trace_fields::Field;
+using trace_fields::Number;
+using trace_fields::RawEvent;
 
-/// "$<file>:<line> step": the JAX profiler's name for a host Python frame of a function `step`.
-bool is_python_step_frame(std::string_view name) {
-    constexpr std::string_view suffix = " step";
-    if (!starts_with(name, "$") || !ends_with(name, suffix)) {
-        return false;
-    }
-    const std::string_view where = name.substr(1, name.size() - 1 - suffix.size());
-    const std::size_t colon = where.rfind(':');
-    if (colon == std::string_view::npos || colon == 0 || colon + 1 == where.size()) {
-        return false;
-    }
-    const std::string_view line = where.substr(colon + 1);
-    return all_digits(line);
-}
-
-/// "<path>/sglang/bench_one_batch.py(<line>): decode" or "...: extend", as with_stack names
-/// SGLang bench_one_batch's forward passes.
-bool is_sglang_bench_forward(std::string_view name) {
-    for (const std::string_view function : {std::string_view("): decode"), std::string_view("): extend")}) {
-        if (!ends_with(name, function)) {
-            continue;
-        }
-        const std::string_view head = name.substr(0, name.size() - function.size());
-        constexpr std::string_view file = "bench_one_batch.py(";
-        const std::size_t open = head.rfind(file);
-        if (open == std::string_view::npos || open + file.size() >= head.size()) {
-            return false;
-        }
-        const std::string_view line = head.substr(open + file.size());
-        return all_digits(line);
-    }
-    return false;
-}
-
-/// A string field of the event being parsed: a view into the buffer, or into `decoded` when the
-/// JSON text has escapes.
-struct Field {
-    std::string_view text;
-    bool present = false;
-    std::string decoded;
-};
-
-/// A numeric field, kept as its token and converted only for the events that are kept (most
-/// are not); `bad_at` marks a value of the wrong type, or, once converted, out of range.
-struct Number {
-    std::string_view token;
-    bool present = false;
-    bool converted = false;
-    double value = 0;
-    const char* bad_at = nullptr;
-
-    /// Whether the value is a finite number, converting only when the text does not already
-    /// say so: digits with a sign and a point, short enough to be far from overflow and
-    /// underflow (most ts and dur of events the metrics do not keep).
-    bool finite() {
-        if (bad_at != nullptr || converted) {
-            return bad_at == nullptr;
-        }
-        constexpr std::size_t k_surely_finite = 300;
-        bool plain = token.size() <= k_surely_finite;
-        for (std::size_t k = 0; plain && k < token.size(); ++k) {
-            const char ch = token[k];
-            plain = (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
-        }
-        return plain || convert();
-    }
-
-    /// The value, converted on first use; only for numbers found finite().
-    double get() {
-        convert();
-        return value;
-    }
-
-    /// Converts the token; false (and bad_at set) when it is not a finite number.
-    bool convert() {
-        if (!converted && bad_at == nullptr) {
-            converted = true;
-            if (!json_scan::to_double(token, value)) {
-                bad_at = token.data();
-            }
-        }
-        return bad_at == nullptr;
-    }
-};
-
-enum class EventKey : std::uint8_t { ph, cat, name, ts, dur, pid, tid, args, other };
-
-/// The event's keys by length first: this runs for every key of millions of events.
-EventKey event_key(std::string_view key) {
-    switch (key.size()) {
-    case 2: return key == "ph" ? EventKey::ph : key == "ts" ? EventKey::ts : EventKey::other;
-    case 3:
-        return key == "cat"   ? EventKey::cat
-               : key == "dur" ? EventKey::dur
-               : key == "pid" ? EventKey::pid
-               : key == "tid" ? EventKey::tid
-                              : EventKey::other;
-    case 4: return key == "name" ? EventKey::name : key == "args" ? EventKey::args : EventKey::other;
-    default: return EventKey::other;
-    }
-}
-
-struct RawEvent {
-    const char* start = nullptr;
-    Field ph, cat, name, pid, tid;
-    Number ts, dur;
-    Field collective, dtype, arg_name;
-    Number nelems;
-
-    void reset(const char* at) {
-        start = at;
-        for (Field* f : {&ph, &cat, &name, &pid, &tid, &collective, &dtype, &arg_name}) {
-            f->present = false;
-            f->text = {};
-        }
-        for (Number* n : {&ts, &dur, &nelems}) {
-            *n = Number{};
-        }
-    }
-};
-
-class TraceReader {
+/// One trace, streamed: the document's structure (Kineto object, legacy array, distributedInfo)
+/// and every event reduced to what RankTrace keeps.
+class TraceReader : private TraceStream {
 public:
     TraceReader(const fs::path& path, const ReadOptions& options)
-        : m_source(ByteSource::open(path)), m_collective_args(options.collective_args) {
+        : TraceStream(path, options.buffer_bytes), m_collective_args(options.collective_args) {
         m_trace.file = path;
         m_trace.compressed = m_source->compressed();
-        // One byte more than is ever read into: the sentinel json_scan::Cursor asks for.
-        m_buffer.resize(std::max<std::size_t>(options.buffer_bytes, 64) + 1);
     }
 
-private:
-    std::size_t m_max_unit = static_cast<std::size_t>(input_limit(InputLimit::json_value_bytes));
-    std::uint64_t m_max_inflated = input_limit(InputLimit::file_inflated_bytes);
-
-public:
     RankTrace read() {
         char first = 0;
         parse_unit("the start of the trace", [&](Cursor& c) { first = peek_token(c); });
@@ -183,85 +59,6 @@ public:
     }
 
 private:
-    // ---- buffer management -------------------------------------------------------------------
-
-    std::size_t capacity() const { return m_buffer.size() - 1; }
-
-    /// Moves the unparsed bytes to the front, grows the buffer when one unit fills it, reads more.
-    bool refill() {
-        if (m_eof) {
-            return false;
-        }
-        if (m_begin > 0) {
-            std::memmove(m_buffer.data(), m_buffer.data() + m_begin, m_end - m_begin);
-            m_base += m_begin;
-            m_end -= m_begin;
-            m_begin = 0;
-        }
-        if (m_end == capacity()) {
-            // One unit (an event, a top-level member, a run of white space) is held whole: a
-            // bounded buffer is what keeps a hostile trace from taking memory by the gigabyte.
-            if (capacity() >= m_max_unit) {
-                fail(m_buffer.data(), fmt::format("one JSON value (or run of white space) larger than {} ({})",
-                                                  format_size(m_max_unit), input_limit_hint(InputLimit::json_value_bytes)));
-            }
-            m_buffer.resize(std::min<std::size_t>(capacity() * 2, m_max_unit) + 1);
-        }
-        const std::size_t got = m_source->read(m_buffer.data() + m_end, capacity() - m_end);
-        m_eof = got == 0;
-        m_end += got;
-        m_buffer[m_end] = '\0';
-        if (m_base + m_end > m_max_inflated) {
-            fail(m_buffer.data() + m_end - got,
-                 fmt::format("the trace is larger than {} uncompressed ({})", format_size(m_max_inflated),
-                             input_limit_hint(InputLimit::file_inflated_bytes)));
-        }
-        return got > 0;
-    }
-
-    /// Runs `unit` on the bytes in hand; when it runs out, fetches more and runs it again from
-    /// the same start, so a unit never sees half an event.
-    template <class Unit> void parse_unit(const char* what, Unit&& unit) {
-        while (true) {
-            Cursor c{m_buffer.data() + m_begin, m_buffer.data() + m_end};
-            try {
-                unit(c);
-                m_begin = static_cast<std::size_t>(c.p - m_buffer.data());
-                return;
-            } catch (const NeedMore&) {
-                if (!refill()) {
-                    throw TraceReadError(fmt::format("{}: byte {}{}: truncated: the file ends inside {} that starts at byte {}",
-                                                     m_trace.file.string(), m_base + m_end, unit_note(), what, m_base + m_begin),
-                                         TraceReadError::Kind::truncated, m_base + m_end,
-                                         fmt::format("{} that starts at byte {}", what, m_base + m_begin));
-                }
-            } catch (const SyntaxError& error) {
-                fail(error.at, error.what);
-            }
-        }
-    }
-
-    std::string unit_note() const { return m_trace.compressed ? " (uncompressed)" : ""; }
-
-    [[noreturn]] void fail(const char* at, const std::string& what) const {
-        const auto offset = m_base + static_cast<std::uint64_t>(at - m_buffer.data());
-        throw TraceReadError(fmt::format("{}: byte {}{}: {}", m_trace.file.string(), offset, unit_note(), what),
-                             TraceReadError::Kind::malformed, offset, what);
-    }
-
-    static std::string describe(char c) {
-        if (c == '"') {
-            return "a string";
-        }
-        if (c == 't' || c == 'f') {
-            return "a boolean";
-        }
-        if (c == 'n') {
-            return "null";
-        }
-        return (c == '-' || (c >= '0' && c <= '9')) ? "a number" : fmt::format("'{}'", c);
-    }
-
     // ---- document structure ------------------------------------------------------------------
 
     void read_object_form() {
@@ -371,20 +168,6 @@ private:
                 }
                 commit();
             });
-        }
-    }
-
-    void expect_end() {
-        while (true) {
-            for (std::size_t k = m_begin; k < m_end; ++k) {
-                if (!json_scan::is_ws(m_buffer[k])) {
-                    fail(m_buffer.data() + k, "unexpected data after the end of the trace");
-                }
-            }
-            m_begin = m_end;
-            if (!refill()) {
-                return;
-            }
         }
     }
 
@@ -648,13 +431,7 @@ private:
         }
     }
 
-    std::unique_ptr<ByteSource> m_source;
     bool m_collective_args = true;
-    std::vector<char> m_buffer;
-    std::size_t m_begin = 0;  ///< first byte not yet parsed
-    std::size_t m_end = 0;    ///< one past the last byte read
-    std::uint64_t m_base = 0; ///< stream offset of m_buffer[0]
-    bool m_eof = false;
     bool m_in_events = false;
     RankTrace m_trace;
     RawEvent m_event;

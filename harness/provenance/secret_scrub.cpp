@@ -4,6 +4,7 @@
 #include "util/fs.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
+#include "util/walk.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -250,19 +251,15 @@ std::size_t SecretScrubber::scrub_tree(const fs::path& dir) const {
     if (!fs::is_directory(fs::symlink_status(dir, ec))) {
         return 0;
     }
-    std::vector<fs::path> files;
-    fs::recursive_directory_iterator it(dir, ec);
-    for (const fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
-        if (fs::is_regular_file(it->symlink_status(ec))) {
-            files.push_back(it->path());
-        }
-    }
-    if (ec) {
-        throw HarnessError(fmt::format("{}: cannot scrub secrets: cannot list: {}", dir.string(), ec.message()));
+    const Tree tree = walk_tree(dir);
+    if (tree.error) {
+        throw HarnessError(fmt::format("{}: cannot scrub secrets: cannot list: {}", dir.string(), tree.error.message()));
     }
     std::size_t count = 0;
-    for (const fs::path& file : files) {
-        count += scrub_file(file);
+    for (const TreeEntry& entry : tree.entries) {
+        if (entry.type == fs::file_type::regular) {
+            count += scrub_file(entry.path);
+        }
     }
     return count;
 }

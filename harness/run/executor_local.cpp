@@ -188,94 +188,128 @@ std::string tail_lines(const fs::path& file, std::size_t lines) {
     return trim(text.substr(pos));
 }
 
-void supervise_processes(ExecutionContext& context, const std::vector<Command>& commands, const std::vector<std::string>& labels) {
-    const Plan& plan = context.run.plan;
-    RunRecord& record = context.record;
-    const long long limit = parse_time_limit(plan.time_limit);
-    std::vector<std::unique_ptr<RunningProcess>> processes;
-    std::vector<std::unique_ptr<RankOutput>> outputs;
-    record.ranks.clear();
-    record.scheduler["pids"] = Json::array();
-    for (std::size_t i = 0; i < commands.size(); ++i) {
-        const fs::path log = context.dir.logs() / fmt::format("{}.log", labels[i]);
-        outputs.push_back(std::make_unique<RankOutput>(labels[i], log, context.secrets));
-        processes.push_back(std::make_unique<RunningProcess>(commands[i]));
-        RankOutcome outcome;
-        outcome.rank = static_cast<int>(i);
-        outcome.log = fs::relative(log, context.dir.path).string();
-        record.ranks.push_back(outcome);
-        record.scheduler["pids"].push_back(processes.back()->pid());
-    }
-    record.transition(RunState::running, context.dir.path);
+namespace {
 
-    const auto drain = [&](std::size_t i) { outputs[i]->take(processes[i]->read_output(), context.out); };
-    const auto start = std::chrono::steady_clock::now();
-    std::optional<RunState> ending;
-    std::string why;
-    std::optional<std::chrono::steady_clock::time_point> terminated_at;
-    bool killed = false;
-    while (true) {
-        std::size_t running = 0;
-        for (std::size_t i = 0; i < processes.size(); ++i) {
+/// The ranks of one local run, from start to a final state: each rank's output streamed to its
+/// log, the first failure, Ctrl-C or the time limit ending the others (SIGTERM, then SIGKILL
+/// after the grace period).
+class Supervisor {
+public:
+    Supervisor(ExecutionContext& context, const std::vector<Command>& commands, const std::vector<std::string>& labels)
+        : m_context(context), m_labels(labels), m_limit(parse_time_limit(context.run.plan.time_limit)) {
+        RunRecord& record = context.record;
+        record.ranks.clear();
+        record.scheduler["pids"] = Json::array();
+        for (std::size_t i = 0; i < commands.size(); ++i) {
+            const fs::path log = context.dir.logs() / fmt::format("{}.log", labels[i]);
+            m_outputs.push_back(std::make_unique<RankOutput>(labels[i], log, context.secrets));
+            m_processes.push_back(std::make_unique<RunningProcess>(commands[i]));
+            RankOutcome outcome;
+            outcome.rank = static_cast<int>(i);
+            outcome.log = fs::relative(log, context.dir.path).string();
+            record.ranks.push_back(outcome);
+            record.scheduler["pids"].push_back(m_processes.back()->pid());
+        }
+        record.transition(RunState::running, context.dir.path);
+    }
+
+    void run() {
+        const auto start = std::chrono::steady_clock::now();
+        while (poll_ranks() > 0) {
+            decide_ending(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            stop_the_others();
+            wait_for_output(m_processes, 100);
+        }
+        // What the ranks wrote last (a descendant still holding the pipe is not waited for).
+        for (std::size_t i = 0; i < m_processes.size(); ++i) {
             drain(i);
-            const auto status = processes[i]->poll();
+            m_outputs[i]->flush(m_context.out);
+            m_context.redacted += m_outputs[i]->redacted();
+        }
+        if (m_ending) {
+            m_context.record.transition(*m_ending, m_context.dir.path, m_why);
+        } else {
+            // Trace collection decides between completed and failed.
+            m_context.record.save(m_context.dir.path);
+        }
+    }
+
+private:
+    void drain(std::size_t i) { m_outputs[i]->take(m_processes[i]->read_output(), m_context.out); }
+
+    /// Records the ranks that ended; the first to fail ends the run. Returns how many still run.
+    std::size_t poll_ranks() {
+        std::size_t running = 0;
+        for (std::size_t i = 0; i < m_processes.size(); ++i) {
+            drain(i);
+            const auto status = m_processes[i]->poll();
             if (!status) {
                 ++running;
                 continue;
             }
-            RankOutcome& outcome = record.ranks[i];
-            if (!outcome.exit_code) {
-                outcome.exit_code = status->code;
-                outcome.signal = status->signal;
-                outcome.seconds = status->seconds;
-                if (!status->ok() && !ending) {
-                    ending = RunState::failed;
-                    drain(i);
-                    outputs[i]->flush(context.out);
-                    why = fmt::format("{} ended with {}; last lines of {}:\n{}", labels[i], status->describe(), outcome.log,
-                                      tail_lines(context.dir.path / outcome.log, 10));
-                }
+            RankOutcome& outcome = m_context.record.ranks[i];
+            if (outcome.exit_code) {
+                continue;
+            }
+            outcome.exit_code = status->code;
+            outcome.signal = status->signal;
+            outcome.seconds = status->seconds;
+            if (!status->ok() && !m_ending) {
+                m_ending = RunState::failed;
+                drain(i);
+                m_outputs[i]->flush(m_context.out);
+                m_why = fmt::format("{} ended with {}; last lines of {}:\n{}", m_labels[i], status->describe(), outcome.log,
+                                    tail_lines(m_context.dir.path / outcome.log, 10));
             }
         }
-        if (running == 0) {
-            break;
-        }
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (!ending && interrupt_signal() != 0) {
-            ending = RunState::cancelled;
-            why = fmt::format("interrupted by {}", interrupt_signal() == SIGINT ? "Ctrl-C (SIGINT)" : "SIGTERM");
-        }
-        if (!ending && limit > 0 && elapsed > static_cast<double>(limit)) {
-            ending = RunState::timeout;
-            why = fmt::format("time limit {} ({} s) reached", plan.time_limit, limit);
-        }
-        if (ending && !terminated_at) {
-            // The others are stopped too: a half-finished collective would only hang.
-            for (auto& process : processes) {
-                process->signal_group(SIGTERM);
-            }
-            terminated_at = std::chrono::steady_clock::now();
-        } else if (terminated_at && !killed &&
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - *terminated_at).count() > context.grace_seconds) {
-            for (auto& process : processes) {
-                process->signal_group(SIGKILL);
-            }
-            killed = true;
-        }
-        wait_for_output(processes, 100);
+        return running;
     }
-    // What the ranks wrote last (a descendant still holding the pipe is not waited for).
-    for (std::size_t i = 0; i < processes.size(); ++i) {
-        drain(i);
-        outputs[i]->flush(context.out);
-        context.redacted += outputs[i]->redacted();
+
+    void decide_ending(double elapsed) {
+        if (!m_ending && interrupt_signal() != 0) {
+            m_ending = RunState::cancelled;
+            m_why = fmt::format("interrupted by {}", interrupt_signal() == SIGINT ? "Ctrl-C (SIGINT)" : "SIGTERM");
+        }
+        if (!m_ending && m_limit > 0 && elapsed > static_cast<double>(m_limit)) {
+            m_ending = RunState::timeout;
+            m_why = fmt::format("time limit {} ({} s) reached", m_context.run.plan.time_limit, m_limit);
+        }
     }
-    if (ending) {
-        record.transition(*ending, context.dir.path, why);
-    } else {
-        // Trace collection decides between completed and failed.
-        record.save(context.dir.path);
+
+    /// Once the run is ending, the others are stopped too: a half-finished collective would only hang.
+    void stop_the_others() {
+        if (m_ending && !m_terminated_at) {
+            signal_all(SIGTERM);
+            m_terminated_at = std::chrono::steady_clock::now();
+        } else if (m_terminated_at && !m_killed &&
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - *m_terminated_at).count() >
+                       m_context.grace_seconds) {
+            signal_all(SIGKILL);
+            m_killed = true;
+        }
     }
+
+    void signal_all(int signal) {
+        for (auto& process : m_processes) {
+            process->signal_group(signal);
+        }
+    }
+
+    ExecutionContext& m_context;
+    const std::vector<std::string>& m_labels;
+    long long m_limit = 0;
+    std::vector<std::unique_ptr<RunningProcess>> m_processes;
+    std::vector<std::unique_ptr<RankOutput>> m_outputs;
+    std::optional<RunState> m_ending;
+    std::string m_why;
+    std::optional<std::chrono::steady_clock::time_point> m_terminated_at;
+    bool m_killed = false;
+};
+
+} // namespace
+
+void supervise_processes(ExecutionContext& context, const std::vector<Command>& commands, const std::vector<std::string>& labels) {
+    Supervisor(context, commands, labels).run();
 }
 
 void execute_local(ExecutionContext& context) {

@@ -3,6 +3,7 @@
 #include "trace/trace_names.hpp"
 #include "trace/trace_normalize.hpp"
 #include "util/strings.hpp"
+#include "util/walk.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -36,107 +37,146 @@ std::optional<Found> classify(const fs::path& path) {
     return found;
 }
 
-} // namespace
-
-CollectedTraces collect_traces(const TraceExpectation& expect, const fs::path& produced, const fs::path& traces_dir) {
+/// Every file under `produced` that classify_trace_name knows, sorted by path (so that of two
+/// files claiming one rank, the first by path is kept).
+std::vector<Found> find_traces(const fs::path& produced) {
     std::vector<Found> found;
-    std::error_code ec;
-    if (fs::is_directory(produced, ec)) {
-        for (const auto& entry : fs::recursive_directory_iterator(produced, ec)) {
-            if (entry.is_regular_file()) {
-                if (auto item = classify(entry.path())) {
-                    found.push_back(*item);
-                }
+    for (const TreeEntry& entry : walk_tree(produced, {FileLinks::followed, false}).entries) {
+        if (entry.type == fs::file_type::regular) {
+            if (auto item = classify(entry.path)) {
+                found.push_back(*item);
             }
         }
     }
     std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
-    fs::create_directories(traces_dir);
-    const bool serving = expect.serving;
-    const bool per_rank = expect.per_rank;
-    const bool rank0_only = expect.rank0_only;
-    const auto shown = [&](const fs::path& path) { return fs::relative(path, produced).generic_string(); };
-    CollectedTraces out;
-    std::vector<std::string> problems;
-    std::vector<bool> has_torch(static_cast<std::size_t>(expect.world_size), false);
-    std::vector<bool> has_nsys(static_cast<std::size_t>(expect.world_size), false);
-    // (kind, rank) -> the file that claimed it first; kineto .json and .json.gz share a rank.
-    std::map<std::pair<TraceKind, long long>, fs::path> claimed;
-    for (const auto& item : found) {
-        std::string name;
+    return found;
+}
+
+/// One collection: the traces placed so far, which ranks have which kind, and what is wrong.
+class Collection {
+public:
+    Collection(const TraceExpectation& expect, const fs::path& produced, const fs::path& traces_dir)
+        : m_expect(expect), m_produced(produced), m_traces_dir(traces_dir),
+          m_has_torch(static_cast<std::size_t>(expect.world_size), false),
+          m_has_nsys(static_cast<std::size_t>(expect.world_size), false) {}
+
+    void place(const Found& item) {
         const TraceKind kind = item.name.kind;
-        if (!per_rank && !item.name.rank) {
+        if (!m_expect.per_rank && !item.name.rank) {
             // A serving engine's worker writes one file per profiled window, all with one rank:
             // they are kept as written, not merged into one per-rank name.
-            name = shown(item.path);
-            fs::create_directories((traces_dir / name).parent_path());
-            fs::copy_file(item.path, traces_dir / name, fs::copy_options::overwrite_existing);
-            out.files.push_back(name);
-            continue;
+            keep_as_written(item);
+            return;
         }
-        if (per_rank && item.rank >= 0 && kind != TraceKind::xla) {
-            const long long world = item.claimed_world >= 0 ? item.claimed_world : expect.world_size;
-            if (item.rank >= world) {
-                problems.push_back(fmt::format("{} is rank {}, but the world size is {}", shown(item.path), item.rank, world));
-                continue;
-            }
-            const auto [at, fresh] = claimed.emplace(std::make_pair(kind, item.rank), item.path);
-            if (!fresh) {
-                problems.push_back(fmt::format("{} and {} both claim rank {}", shown(at->second), shown(item.path), item.rank));
-                continue;
-            }
+        if (m_expect.per_rank && item.rank >= 0 && kind != TraceKind::xla && !claim(item)) {
+            return;
         }
+        std::string name;
         if (kind == TraceKind::kineto && item.rank >= 0) {
             name = canonical_trace_name(kind, item.rank, item.name.compressed);
             if (item.name.compressed) {
                 // Kept compressed: the CCL-Bench tools open .json.gz too.
-                fs::copy_file(item.path, traces_dir / name, fs::copy_options::overwrite_existing);
+                fs::copy_file(item.path, m_traces_dir / name, fs::copy_options::overwrite_existing);
             } else {
-                normalize_trace(item.path, traces_dir / name, TraceIdentity{item.rank, expect.world_size, expect.backend});
+                normalize_trace(item.path, m_traces_dir / name, TraceIdentity{item.rank, m_expect.world_size, m_expect.backend});
             }
         } else if ((kind == TraceKind::nsys_rep || kind == TraceKind::nsys_sqlite) && item.rank >= 0) {
             name = canonical_trace_name(kind, item.rank, false);
-            fs::copy_file(item.path, traces_dir / name, fs::copy_options::overwrite_existing);
+            fs::copy_file(item.path, m_traces_dir / name, fs::copy_options::overwrite_existing);
         } else {
             // XLA traces, and traces whose rank is unknown, keep the place the tracer gave them.
-            name = shown(item.path);
-            fs::create_directories((traces_dir / name).parent_path());
-            fs::copy_file(item.path, traces_dir / name, fs::copy_options::overwrite_existing);
+            keep_as_written(item);
+            return;
         }
-        if (item.rank >= 0 && item.rank < expect.world_size) {
-            if (kind == TraceKind::kineto) {
-                has_torch[static_cast<std::size_t>(item.rank)] = true;
-            } else if (kind == TraceKind::nsys_rep) {
-                has_nsys[static_cast<std::size_t>(item.rank)] = true;
-            }
-        }
-        out.files.push_back(name);
+        mark(item);
+        m_out.files.push_back(name);
     }
-    std::sort(out.files.begin(), out.files.end());
-    out.files.erase(std::unique(out.files.begin(), out.files.end()), out.files.end());
 
-    const auto require = [&](const std::vector<bool>& flags, TraceKind kind) {
+    CollectedTraces finish() {
+        std::sort(m_out.files.begin(), m_out.files.end());
+        m_out.files.erase(std::unique(m_out.files.begin(), m_out.files.end()), m_out.files.end());
+        if (m_expect.per_rank && m_expect.torch_profiler) {
+            require(m_expect.rank0_only ? std::vector<bool>{m_has_torch.empty() || m_has_torch[0]} : m_has_torch, TraceKind::kineto);
+        }
+        if (m_expect.per_rank && !m_expect.serving && m_expect.nsys) {
+            require(m_has_nsys, TraceKind::nsys_rep);
+        }
+        if (m_expect.xplane && m_out.files.empty()) {
+            m_problems.emplace_back("no TPU trace (*.trace.json.gz or *.xplane.pb)");
+        }
+        std::sort(m_out.missing.begin(), m_out.missing.end());
+        m_out.missing.erase(std::unique(m_out.missing.begin(), m_out.missing.end()), m_out.missing.end());
+        m_out.missing_message = join(m_problems, "; ");
+        return m_out;
+    }
+
+private:
+    std::string shown(const fs::path& path) const { return fs::relative(path, m_produced).generic_string(); }
+
+    void keep_as_written(const Found& item) {
+        const std::string name = shown(item.path);
+        fs::create_directories((m_traces_dir / name).parent_path());
+        fs::copy_file(item.path, m_traces_dir / name, fs::copy_options::overwrite_existing);
+        mark(item);
+        m_out.files.push_back(name);
+    }
+
+    /// False, with the problem recorded, when the rank is past the world or already claimed.
+    bool claim(const Found& item) {
+        const long long world = item.claimed_world >= 0 ? item.claimed_world : m_expect.world_size;
+        if (item.rank >= world) {
+            m_problems.push_back(fmt::format("{} is rank {}, but the world size is {}", shown(item.path), item.rank, world));
+            return false;
+        }
+        // (kind, rank) -> the file that claimed it first; kineto .json and .json.gz share a rank.
+        const auto [at, fresh] = m_claimed.emplace(std::make_pair(item.name.kind, item.rank), item.path);
+        if (!fresh) {
+            m_problems.push_back(fmt::format("{} and {} both claim rank {}", shown(at->second), shown(item.path), item.rank));
+        }
+        return fresh;
+    }
+
+    void mark(const Found& item) {
+        if (item.rank < 0 || item.rank >= m_expect.world_size) {
+            return;
+        }
+        if (item.name.kind == TraceKind::kineto) {
+            m_has_torch[static_cast<std::size_t>(item.rank)] = true;
+        } else if (item.name.kind == TraceKind::nsys_rep) {
+            m_has_nsys[static_cast<std::size_t>(item.rank)] = true;
+        }
+    }
+
+    void require(const std::vector<bool>& flags, TraceKind kind) {
         for (std::size_t rank = 0; rank < flags.size(); ++rank) {
             if (!flags[rank]) {
-                out.missing.push_back(static_cast<long long>(rank));
-                problems.push_back(
+                m_out.missing.push_back(static_cast<long long>(rank));
+                m_problems.push_back(
                     fmt::format("no {} (rank {})", canonical_trace_name(kind, static_cast<long long>(rank), false), rank));
             }
         }
-    };
-    if (per_rank && expect.torch_profiler) {
-        require(rank0_only ? std::vector<bool>{has_torch.empty() || has_torch[0]} : has_torch, TraceKind::kineto);
     }
-    if (per_rank && !serving && expect.nsys) {
-        require(has_nsys, TraceKind::nsys_rep);
+
+    const TraceExpectation& m_expect;
+    fs::path m_produced;
+    fs::path m_traces_dir;
+    std::vector<bool> m_has_torch;
+    std::vector<bool> m_has_nsys;
+    std::map<std::pair<TraceKind, long long>, fs::path> m_claimed;
+    std::vector<std::string> m_problems;
+    CollectedTraces m_out;
+};
+
+} // namespace
+
+CollectedTraces collect_traces(const TraceExpectation& expect, const fs::path& produced, const fs::path& traces_dir) {
+    const std::vector<Found> found = find_traces(produced);
+    fs::create_directories(traces_dir);
+    Collection collection(expect, produced, traces_dir);
+    for (const Found& item : found) {
+        collection.place(item);
     }
-    if (expect.xplane && out.files.empty()) {
-        problems.emplace_back("no TPU trace (*.trace.json.gz or *.xplane.pb)");
-    }
-    std::sort(out.missing.begin(), out.missing.end());
-    out.missing.erase(std::unique(out.missing.begin(), out.missing.end()), out.missing.end());
-    out.missing_message = join(problems, "; ");
-    return out;
+    return collection.finish();
 }
 
 } // namespace harness

@@ -15,6 +15,42 @@ constexpr std::string_view k_step_prefix = "ProfilerStep#";
 
 std::string minified(simdjson::dom::element element) { return simdjson::minify(element); }
 
+/// One legacy autograd event as Kineto writes it: step labels shifted up by one, a "cat" added
+/// where the event has none.
+void append_legacy_event(simdjson::dom::object fields, std::string& out, NormalizeResult& result) {
+    out += '{';
+    bool has_cat = false;
+    bool is_step = false;
+    bool first_field = true;
+    for (const auto field : fields) {
+        out += first_field ? "" : ",";
+        first_field = false;
+        out += json_string(field.key);
+        out += ':';
+        std::string_view name;
+        if (field.key == "name" && field.value.get_string().get(name) == simdjson::SUCCESS && starts_with(name, k_step_prefix)) {
+            is_step = true;
+            ++result.steps;
+            long long number = 0;
+            try {
+                number = std::stoll(std::string(name.substr(k_step_prefix.size())));
+            } catch (const std::exception&) {
+                out += minified(field.value);
+                continue;
+            }
+            // Legacy profiling labels each step one below what Kineto (and the window) say.
+            out += json_string(fmt::format("{}{}", k_step_prefix, number + 1));
+            continue;
+        }
+        has_cat = has_cat || field.key == "cat";
+        out += minified(field.value);
+    }
+    if (!has_cat) {
+        out += is_step ? ",\"cat\":\"user_annotation\"" : ",\"cat\":\"cpu_op\"";
+    }
+    out += '}';
+}
+
 } // namespace
 
 NormalizeResult normalize_trace(const fs::path& source, const fs::path& target, const TraceIdentity& identity) {
@@ -63,39 +99,10 @@ NormalizeResult normalize_trace(const fs::path& source, const fs::path& target, 
         if (event.get_object().get(fields) != simdjson::SUCCESS) {
             throw HarnessError(fmt::format("{}: event {} is not an object", source.string(), result.events));
         }
-        out += first_event ? "{" : ",{";
+        out += first_event ? "" : ",";
         first_event = false;
         ++result.events;
-        bool has_cat = false;
-        bool is_step = false;
-        bool first_field = true;
-        for (const auto field : fields) {
-            out += first_field ? "" : ",";
-            first_field = false;
-            out += json_string(field.key);
-            out += ':';
-            std::string_view name;
-            if (field.key == "name" && field.value.get_string().get(name) == simdjson::SUCCESS && starts_with(name, k_step_prefix)) {
-                is_step = true;
-                ++result.steps;
-                long long number = 0;
-                try {
-                    number = std::stoll(std::string(name.substr(k_step_prefix.size())));
-                } catch (const std::exception&) {
-                    out += minified(field.value);
-                    continue;
-                }
-                // Legacy profiling labels each step one below what Kineto (and the window) say.
-                out += json_string(fmt::format("{}{}", k_step_prefix, number + 1));
-                continue;
-            }
-            has_cat = has_cat || field.key == "cat";
-            out += minified(field.value);
-        }
-        if (!has_cat) {
-            out += is_step ? ",\"cat\":\"user_annotation\"" : ",\"cat\":\"cpu_op\"";
-        }
-        out += '}';
+        append_legacy_event(fields, out, result);
     }
     out += "]}\n";
     write_file_atomic(target, out);

@@ -6,6 +6,7 @@
 #include "util/fs.hpp"
 #include "util/quote.hpp"
 #include "util/safe_name.hpp"
+#include "util/walk.hpp"
 #include "util/zstd_stream.hpp"
 
 #include <algorithm>
@@ -365,27 +366,21 @@ struct SourceEntry {
 
 std::vector<SourceEntry> list_source(const fs::path& source_dir, const std::string& top_name) {
     std::vector<SourceEntry> entries;
-    std::error_code ec;
-    fs::recursive_directory_iterator it(source_dir, ec);
-    const fs::recursive_directory_iterator end;
-    for (; !ec && it != end; it.increment(ec)) {
-        const fs::file_status status = it->symlink_status(ec);
-        if (ec) {
-            break;
-        }
-        const std::string name = top_name + "/" + it->path().lexically_relative(source_dir).generic_string();
-        if (fs::is_directory(status)) {
+    const Tree tree = walk_tree(source_dir);
+    for (const TreeEntry& entry : tree.entries) {
+        const std::string name = top_name + "/" + entry.relative;
+        if (entry.type == fs::file_type::directory) {
             entries.push_back({name + "/", {}});
-        } else if (fs::is_regular_file(status)) {
-            entries.push_back({name, it->path()});
-        } else if (fs::is_symlink(status)) {
-            throw HarnessError(fmt::format("{}: refusing to pack a symbolic link", json_string(it->path().string())));
+        } else if (entry.type == fs::file_type::regular) {
+            entries.push_back({name, entry.path});
+        } else if (entry.type == fs::file_type::symlink) {
+            throw HarnessError(fmt::format("{}: refusing to pack a symbolic link", json_string(entry.path.string())));
         } else {
-            throw HarnessError(fmt::format("{}: refusing to pack a special file", json_string(it->path().string())));
+            throw HarnessError(fmt::format("{}: refusing to pack a special file", json_string(entry.path.string())));
         }
     }
-    if (ec) {
-        throw HarnessError(fmt::format("{}: cannot list: {}", source_dir.string(), ec.message()));
+    if (tree.error) {
+        throw HarnessError(fmt::format("{}: cannot list: {}", source_dir.string(), tree.error.message()));
     }
     std::sort(entries.begin(), entries.end(), [](const SourceEntry& a, const SourceEntry& b) { return a.name < b.name; });
     return entries;

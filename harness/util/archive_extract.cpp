@@ -226,6 +226,56 @@ ReadHandle open_for_reading(const fs::path& archive_path, int fd) {
     return a;
 }
 
+/// Creates an entry's file (never through a link, never over a file) and returns its descriptor.
+int create_entry_file(const fs::path& target, bool executable) {
+    make_directories(target.parent_path());
+    const mode_t mode = executable ? 0755 : 0644;
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0) {
+        throw_if_out_of_space(errno, target);
+        throw HarnessError(fmt::format("{}: cannot create: {}", target.string(), errno_text()));
+    }
+    return fd;
+}
+
+/// Reads an entry's data, writing it to `out` when there is one. Both passes read the data: a
+/// gzip file counts what it inflates to, not its size.
+void read_entry_data(archive* a, const CheckedEntry& checked, const fs::path& archive_path, const ExtractLimits& limits,
+                     ExtractState& state, std::vector<char>& buffer, Fd* out, const fs::path& target) {
+    std::unique_ptr<GzipCounter> gzip;
+    std::uint64_t counted = checked.size;
+    bool first = true;
+    for (;;) {
+        const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
+        if (n < 0) {
+            throw HarnessError(
+                fmt::format("{}: entry {}: cannot read: {}", archive_path.string(), json_string(checked.relative), la_error(a)));
+        }
+        if (n == 0) {
+            break;
+        }
+        const auto got = static_cast<std::size_t>(n);
+        if (first && starts_gzip(buffer.data(), got)) {
+            gzip = std::make_unique<GzipCounter>();
+        }
+        first = false;
+        if (gzip) {
+            const std::uint64_t inflated = gzip->feed(buffer.data(), got, limits.max_file_bytes);
+            if (inflated > counted) {
+                if (const std::string why = expansion_problem(inflated, inflated - counted, limits, state); !why.empty()) {
+                    throw HarnessError(
+                        fmt::format("{}: entry {}: gzip data that {}", archive_path.string(), json_string(checked.relative), why));
+                }
+                counted = inflated;
+            }
+        }
+        if (out != nullptr) {
+            write_all_to(out->get(), buffer.data(), got, target);
+        }
+        check_interrupt();
+    }
+}
+
 /// One pass over the archive: every header is checked; `dest_dir` empty means check only.
 void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const ExtractLimits& limits) {
     Fd fd(::open(archive_path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -254,63 +304,22 @@ void read_pass(const fs::path& archive_path, const fs::path& dest_dir, const Ext
             throw HarnessError(fmt::format("{}: not zstd-compressed", archive_path.string()));
         }
         const CheckedEntry checked = check_entry(entry, archive_path, limits, state);
-        const auto corrupt = [&] {
-            return HarnessError(
-                fmt::format("{}: entry {}: cannot read: {}", archive_path.string(), json_string(checked.relative), la_error(a.get())));
-        };
         if (checked.directory || checked.relative.empty()) {
             if (archive_read_data_skip(a.get()) != ARCHIVE_OK) {
-                throw corrupt();
+                throw HarnessError(fmt::format("{}: entry {}: cannot read: {}", archive_path.string(), json_string(checked.relative),
+                                               la_error(a.get())));
             }
             if (!dest_dir.empty() && !checked.relative.empty()) {
                 make_directories(dest_dir / checked.relative);
             }
             continue;
         }
+        const fs::path target = dest_dir.empty() ? fs::path() : dest_dir / checked.relative;
         std::optional<Fd> out;
-        fs::path target;
         if (!dest_dir.empty()) {
-            target = dest_dir / checked.relative;
-            make_directories(target.parent_path());
-            const mode_t mode = checked.executable ? 0755 : 0644;
-            out.emplace(::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-            if (out->get() < 0) {
-                throw_if_out_of_space(errno, target);
-                throw HarnessError(fmt::format("{}: cannot create: {}", target.string(), errno_text()));
-            }
+            out.emplace(create_entry_file(target, checked.executable));
         }
-        // Both passes read the data: a gzip file counts what it inflates to, not its size.
-        std::unique_ptr<GzipCounter> gzip;
-        std::uint64_t counted = checked.size;
-        bool first = true;
-        for (;;) {
-            const la_ssize_t n = archive_read_data(a.get(), buffer.data(), buffer.size());
-            if (n < 0) {
-                throw corrupt();
-            }
-            if (n == 0) {
-                break;
-            }
-            const auto got = static_cast<std::size_t>(n);
-            if (first && starts_gzip(buffer.data(), got)) {
-                gzip = std::make_unique<GzipCounter>();
-            }
-            first = false;
-            if (gzip) {
-                const std::uint64_t inflated = gzip->feed(buffer.data(), got, limits.max_file_bytes);
-                if (inflated > counted) {
-                    if (const std::string why = expansion_problem(inflated, inflated - counted, limits, state); !why.empty()) {
-                        throw HarnessError(
-                            fmt::format("{}: entry {}: gzip data that {}", archive_path.string(), json_string(checked.relative), why));
-                    }
-                    counted = inflated;
-                }
-            }
-            if (out) {
-                write_all_to(out->get(), buffer.data(), got, target);
-            }
-            check_interrupt();
-        }
+        read_entry_data(a.get(), checked, archive_path, limits, state, buffer, out ? &*out : nullptr, target);
         if (out && out->close() != 0) {
             throw_if_out_of_space(errno, target);
             throw HarnessError(fmt::format("{}: cannot write: {}", target.string(), errno_text()));

@@ -5,6 +5,7 @@
 #include "util/error.hpp"
 #include "util/strings.hpp"
 #include "util/table.hpp"
+#include "util/walk.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -35,13 +36,11 @@ CatalogCluster describe_cluster(const ClusterEntry& entry) {
 
 std::vector<std::string> files_under(const fs::path& dir) {
     std::vector<std::string> out;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file()) {
-            out.push_back(it->path().lexically_relative(dir).generic_string());
+    for (const TreeEntry& entry : walk_tree(dir, {FileLinks::followed, false}).entries) {
+        if (entry.type == fs::file_type::regular) {
+            out.push_back(entry.relative);
         }
     }
-    std::sort(out.begin(), out.end());
     return out;
 }
 

@@ -76,6 +76,25 @@ std::string missing_bar(const std::string& name, const std::string& why, double 
                        html_escape(name), k_label, y + 4, k_plot, k_row - 8, k_label + 6, y + k_row / 2 + 4, html_escape(why));
 }
 
+/// The frame both bar charts share: one row per run in ranking order, its label, and the bar
+/// `bar(run, y)` draws on the axis [0, top].
+template <typename Bar>
+std::string bar_chart(const Comparison& comparison, std::string_view id, std::string_view label, const std::string& unit, double top,
+                      const Bar& bar) {
+    const double height = k_row * static_cast<double>(comparison.runs.size());
+    std::string out = fmt::format("<svg id=\"{}\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+                                  "width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">",
+                                  id, k_width, height + k_top + 10, label);
+    out += grid(top, k_label, k_plot, height, unit);
+    for (std::size_t place = 0; place < comparison.ranking.size(); ++place) {
+        const ComparedRun& run = comparison.runs[comparison.ranking[place]];
+        const double y = k_top + k_row * static_cast<double>(place);
+        out += run_label(run, place, y);
+        out += bar(run, y);
+    }
+    return out + "</svg>";
+}
+
 std::string breakdown_chart(const Comparison& comparison) {
     std::vector<double> steps;
     for (const ComparedRun& run : comparison.runs) {
@@ -84,29 +103,20 @@ std::string breakdown_chart(const Comparison& comparison) {
         }
     }
     const double top = axis_top(1, steps);
-    const double height = k_row * static_cast<double>(comparison.runs.size());
-    std::string out = fmt::format("<svg id=\"chart-breakdown\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-                                  "width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"step time breakdown\">",
-                                  k_width, height + k_top + 10);
-    out += grid(top, k_label, k_plot, height, "s");
-    for (std::size_t place = 0; place < comparison.ranking.size(); ++place) {
-        const ComparedRun& run = comparison.runs[comparison.ranking[place]];
-        const double y = k_top + k_row * static_cast<double>(place);
-        out += run_label(run, place, y);
+    return bar_chart(comparison, "chart-breakdown", "step time breakdown", "s", top, [top](const ComparedRun& run, double y) {
         const StepBreakdown& b = run.breakdown;
         if (!b.compute) {
-            out += missing_bar(run.name, b.why, y);
-            continue;
+            return missing_bar(run.name, b.why, y);
         }
         // compute includes the overlapped communication; draw compute-only, then the overlapped
         // part, then the exposed part, so the bar's length is the step time.
         const double compute_only = std::max(0.0, *b.compute - *b.overlapped);
         const double segments[] = {compute_only, *b.overlapped, *b.exposed};
         const char* const classes[] = {"compute", "overlapped", "exposed"};
-        out += fmt::format("<g class=\"bar\" data-run=\"{}\"><title>{}: step {} s = compute only {} s + overlapped "
-                           "communication {} s + exposed communication {} s</title>",
-                           html_escape(run.name), html_escape(run.name), number(*b.step), number(compute_only), number(*b.overlapped),
-                           number(*b.exposed));
+        std::string out = fmt::format("<g class=\"bar\" data-run=\"{}\"><title>{}: step {} s = compute only {} s + overlapped "
+                                      "communication {} s + exposed communication {} s</title>",
+                                      html_escape(run.name), html_escape(run.name), number(*b.step), number(compute_only),
+                                      number(*b.overlapped), number(*b.exposed));
         double x = k_label;
         for (int i = 0; i < 3; ++i) {
             const double w = std::max(0.0, segments[i]) / top * k_plot;
@@ -114,9 +124,8 @@ std::string breakdown_chart(const Comparison& comparison) {
                                k_row - 8);
             x += w;
         }
-        out += fmt::format("<text x=\"{}\" y=\"{}\">{} s</text></g>", x + 6, y + k_row / 2 + 4, number(*b.step));
-    }
-    return out + "</svg>";
+        return out + fmt::format("<text x=\"{}\" y=\"{}\">{} s</text></g>", x + 6, y + k_row / 2 + 4, number(*b.step));
+    });
 }
 
 std::string mfu_chart(const Comparison& comparison) {
@@ -128,28 +137,18 @@ std::string mfu_chart(const Comparison& comparison) {
         }
     }
     const double top = axis_top(1, values);
-    const double height = k_row * static_cast<double>(comparison.runs.size());
-    std::string out = fmt::format("<svg id=\"chart-mfu\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-                                  "width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"model FLOPs utilization\">",
-                                  k_width, height + k_top + 10);
-    out += grid(top, k_label, k_plot, height, "%");
-    for (std::size_t place = 0; place < comparison.ranking.size(); ++place) {
-        const ComparedRun& run = comparison.runs[comparison.ranking[place]];
-        const double y = k_top + k_row * static_cast<double>(place);
-        out += run_label(run, place, y);
+    return bar_chart(comparison, "chart-mfu", "model FLOPs utilization", "%", top, [top](const ComparedRun& run, double y) {
         const auto found = run.metrics.find("mfu");
         if (found == run.metrics.end() || !found->second.value) {
-            out += missing_bar(run.name, found == run.metrics.end() ? "not in the metrics" : found->second.why, y);
-            continue;
+            return missing_bar(run.name, found == run.metrics.end() ? "not in the metrics" : found->second.why, y);
         }
         const double value = *found->second.value;
         const double w = std::max(0.0, value) / top * k_plot;
-        out += fmt::format("<g class=\"bar\" data-run=\"{0}\"><title>{0}: mfu {1} %</title>"
+        return fmt::format("<g class=\"bar\" data-run=\"{0}\"><title>{0}: mfu {1} %</title>"
                            "<rect class=\"mfu\" x=\"{2}\" y=\"{3}\" width=\"{4}\" height=\"{5}\"/>"
                            "<text x=\"{6}\" y=\"{7}\">{1} %</text></g>",
                            html_escape(run.name), number(value), k_label, y + 4, w, k_row - 8, k_label + w + 6, y + k_row / 2 + 4);
-    }
-    return out + "</svg>";
+    });
 }
 
 std::string scatter_chart(const Comparison& comparison, std::vector<std::string>& left_out) {

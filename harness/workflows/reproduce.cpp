@@ -17,6 +17,7 @@
 #include "util/safe_name.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
+#include "util/walk.hpp"
 #include "workflows/run_workload.hpp"
 
 #include <algorithm>
@@ -37,17 +38,14 @@ struct BundledFile {
 /// followed: verify has already refused a bundle holding any.
 std::map<std::string, BundledFile> read_tree(const fs::path& dir) {
     std::map<std::string, BundledFile> files;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (!it->is_regular_file(ec) || it->is_symlink(ec)) {
-            continue;
+    const Tree tree = walk_tree(dir);
+    for (const TreeEntry& entry : tree.entries) {
+        if (entry.type == fs::file_type::regular) {
+            files[entry.relative] = BundledFile{read_file(entry.path), entry.executable};
         }
-        const auto perms = it->status(ec).permissions();
-        files[fs::relative(it->path(), dir).generic_string()] = BundledFile{read_file(it->path()),
-                                                                            (perms & fs::perms::owner_exec) != fs::perms::none};
     }
-    if (ec) {
-        throw HarnessError(fmt::format("{}: cannot read: {}", dir.string(), ec.message()));
+    if (tree.error) {
+        throw HarnessError(fmt::format("{}: cannot read: {}", dir.string(), tree.error.message()));
     }
     return files;
 }

@@ -186,11 +186,10 @@ std::string retry_refusal(const HttpResponse& response) {
 
 std::string bundle_idempotency_key(const std::string& sha256) { return fmt::format("\"sha256:{}\"", sha256); }
 
-SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options) {
-    const auto started = std::chrono::steady_clock::now();
-    check_bundle_path(bundle);
-    const Url url = join_url(parse_url(options.url), "/api/upload");
-    const std::string shown_url = fmt::format("http://{}:{}{}", url.host, url.port, url.target);
+namespace {
+
+/// The bundle's size, refused before anything is verified or sent when the server cannot take it.
+std::uint64_t checked_size(const fs::path& bundle) {
     std::error_code size_error;
     const std::uint64_t bytes = fs::file_size(bundle, size_error);
     if (size_error) {
@@ -201,6 +200,73 @@ SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options)
                                        "nothing was sent (splitting bundles into parts is not supported yet)",
                                        bundle.string(), static_cast<double>(bytes) / 1e6));
     }
+    return bytes;
+}
+
+PostOptions post_options(const SubmitOptions& options, std::chrono::steady_clock::time_point started, const std::string& sha256) {
+    PostOptions post;
+    post.timeout = options.timeout;
+    if (options.total_timeout.count() > 0) {
+        post.deadline = started + options.total_timeout;
+        // The idle limit never outlasts the total one.
+        post.timeout = std::min(post.timeout, options.total_timeout);
+    }
+    post.progress = options.progress;
+    // The same bundle always carries the same key, so a server that honours Idempotency-Key
+    // (draft-ietf-httpapi-idempotency-key-header) stores a repeated upload once.
+    post.headers.emplace_back("Idempotency-Key", bundle_idempotency_key(sha256));
+    return post;
+}
+
+/// One POST: the response when it is a success, else why it failed and how long the server
+/// asked us to wait. Throws when a retry could store the bundle twice or would be refused again.
+struct Attempt {
+    std::optional<HttpResponse> stored;
+    std::string why;
+    std::chrono::milliseconds asked{0};
+};
+
+Attempt post_once(const Url& url, const std::string& shown_url, const std::vector<FormField>& fields,
+                  const std::vector<FormFile>& files, const PostOptions& post) {
+    Attempt attempt;
+    try {
+        HttpResponse response = post_multipart(url, fields, files, post);
+        if (response.status >= 200 && response.status < 300) {
+            attempt.stored = std::move(response);
+            return attempt;
+        }
+        if (const std::string refusal = retry_refusal(response); !refusal.empty()) {
+            if (!is_retryable_status(response.status)) {
+                throw HarnessError(refusal_message(shown_url, response));
+            }
+            throw HarnessError(fmt::format("{}: HTTP {}: {}; not retried ({}): check with the server before "
+                                           "submitting again",
+                                           shown_url, response.status, reason_of(response.body), refusal));
+        }
+        attempt.why = fmt::format("HTTP {}: {}", response.status, reason_of(response.body));
+        if (const auto seconds = retry_after_seconds(response.retry_after)) {
+            attempt.asked = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(*seconds, k_max_retry_after));
+        }
+    } catch (const HttpTransportError& e) {
+        if (e.request_delivered()) {
+            // curl's rule for a POST: once the whole request is out, silence is not a refusal.
+            throw HarnessError(fmt::format("{}: {} after the whole bundle was sent; not retried, since the server "
+                                           "may have stored it: check with the server before submitting again",
+                                           shown_url, e.what()));
+        }
+        attempt.why = e.what();
+    }
+    return attempt;
+}
+
+} // namespace
+
+SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options) {
+    const auto started = std::chrono::steady_clock::now();
+    check_bundle_path(bundle);
+    const Url url = join_url(parse_url(options.url), "/api/upload");
+    const std::string shown_url = fmt::format("http://{}:{}{}", url.host, url.port, url.target);
+    const std::uint64_t bytes = checked_size(bundle);
     Prepared prepared = verify_and_read_card(bundle, options.scratch_root);
     SubmitResult result;
     result.report = std::move(prepared.report);
@@ -214,61 +280,27 @@ SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options)
         {"workload_card", prepared.card.dump(false), "application/json"},
     };
     const std::vector<FormFile> files{{"files", bundle, bundle.filename().string()}};
-    PostOptions post;
-    post.timeout = options.timeout;
-    if (options.total_timeout.count() > 0) {
-        post.deadline = started + options.total_timeout;
-        // The idle limit never outlasts the total one.
-        post.timeout = std::min(post.timeout, options.total_timeout);
-    }
-    post.progress = options.progress;
-    // The same bundle always carries the same key, so a server that honours Idempotency-Key
-    // (draft-ietf-httpapi-idempotency-key-header) stores a repeated upload once.
     result.sha256 = sha256_file(bundle);
-    post.headers.emplace_back("Idempotency-Key", bundle_idempotency_key(result.sha256));
+    const PostOptions post = post_options(options, started, result.sha256);
     const int attempts = std::max(1, options.attempts);
     std::chrono::milliseconds wait = options.base_delay;
     for (int attempt = 1;; ++attempt) {
-        std::string why;
-        std::chrono::milliseconds asked{0};
-        try {
-            const HttpResponse response = post_multipart(url, fields, files, post);
-            if (response.status >= 200 && response.status < 300) {
-                result.status = response.status;
-                result.body = response.body;
-                result.upload_id = upload_id_of(response.body);
-                result.attempts = attempt;
-                return result;
-            }
-            if (const std::string refusal = retry_refusal(response); !refusal.empty()) {
-                if (!is_retryable_status(response.status)) {
-                    throw HarnessError(refusal_message(shown_url, response));
-                }
-                throw HarnessError(fmt::format("{}: HTTP {}: {}; not retried ({}): check with the server before "
-                                               "submitting again",
-                                               shown_url, response.status, reason_of(response.body), refusal));
-            }
-            why = fmt::format("HTTP {}: {}", response.status, reason_of(response.body));
-            if (const auto seconds = retry_after_seconds(response.retry_after)) {
-                asked = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(*seconds, k_max_retry_after));
-            }
-        } catch (const HttpTransportError& e) {
-            if (e.request_delivered()) {
-                // curl's rule for a POST: once the whole request is out, silence is not a refusal.
-                throw HarnessError(fmt::format("{}: {} after the whole bundle was sent; not retried, since the server "
-                                               "may have stored it: check with the server before submitting again",
-                                               shown_url, e.what()));
-            }
-            why = e.what();
+        const Attempt tried = post_once(url, shown_url, fields, files, post);
+        if (tried.stored) {
+            result.status = tried.stored->status;
+            result.body = tried.stored->body;
+            result.upload_id = upload_id_of(tried.stored->body);
+            result.attempts = attempt;
+            return result;
         }
-        const std::chrono::milliseconds pause = std::max(wait, asked);
+        const std::chrono::milliseconds pause = std::max(wait, tried.asked);
         const bool past_deadline = post.deadline && std::chrono::steady_clock::now() + pause >= *post.deadline;
         if (attempt >= attempts || past_deadline) {
             throw HarnessError(fmt::format("{}: upload failed after {} attempt{}{}: {}", shown_url, attempt, attempt == 1 ? "" : "s",
-                                           past_deadline && attempt < attempts ? " (--timeout reached)" : "", why));
+                                           past_deadline && attempt < attempts ? " (--timeout reached)" : "", tried.why));
         }
         if (options.on_retry) {
-            options.on_retry(attempt, why, pause);
+            options.on_retry(attempt, tried.why, pause);
         }
         sleep_unless_interrupted(pause);
         wait *= 2;

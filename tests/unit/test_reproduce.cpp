@@ -1,3 +1,5 @@
+#include "test_context.hpp"
+#include "util/fs.hpp"
 #include "workflows/reproduce.hpp"
 
 #include <catch2/catch.hpp>
@@ -40,4 +42,54 @@ TEST_CASE("a reproduction's outcome as JSON: the comparison, and the new run whe
         outcome.problems = {{"manifest.json", "missing"}};
         CHECK(reproduce_outcome_to_json(outcome).find("problems")->as_array().front().string_or("message") == "missing");
     }
+}
+
+namespace {
+
+RenderedRun rendered(std::vector<RenderedFile> files) {
+    RenderedRun run;
+    run.files = std::move(files);
+    return run;
+}
+
+} // namespace
+
+TEST_CASE("compare_scripts tells apart content, the executable bit and files on one side only", "[reproduce]") {
+    const test::TempDir dir;
+    const fs::path scripts = dir.path() / "scripts";
+    fs::create_directories(scripts / "sub");
+    write_file_atomic(scripts / "launch.sh", "#!/bin/bash\necho 1\n", true);
+    write_file_atomic(scripts / "plan.json", "{}\n");
+    write_file_atomic(scripts / "sub" / "old.txt", "x\n");
+
+    SECTION("the same files, bytes and modes: identical") {
+        const RenderedRun same = rendered(
+            {{"launch.sh", "#!/bin/bash\necho 1\n", true}, {"plan.json", "{}\n", false}, {"sub/old.txt", "x\n", false}});
+        CHECK(compare_scripts(scripts, same).identical());
+    }
+    SECTION("each way of differing is named") {
+        const RenderedRun changed = rendered({{"launch.sh", "#!/bin/bash\necho 1\n", false}, // lost its executable bit
+                                              {"new.txt", "y\n", false},
+                                              {"plan.json", "{\"a\": 1}\n", false}});
+        const ScriptComparison comparison = compare_scripts(scripts, changed);
+        CHECK_FALSE(comparison.identical());
+        CHECK(comparison.differing == std::vector<std::string>{"launch.sh", "plan.json"});
+        CHECK(comparison.only_rendered == std::vector<std::string>{"new.txt"});
+        CHECK(comparison.only_in_bundle == std::vector<std::string>{"sub/old.txt"});
+    }
+}
+
+TEST_CASE("scripts_diff shows stable names, never the scratch paths or file times", "[reproduce]") {
+    const test::TempDir dir;
+    const fs::path scripts = dir.path() / "scripts";
+    fs::create_directories(scripts);
+    write_file_atomic(scripts / "launch.sh", "line 1\nline 2\n", true);
+    const std::string diff = scripts_diff(scripts, rendered({{"launch.sh", "line 1\nline two\n", true}}), dir.path() / "scratch");
+    CHECK(diff.find("--- bundle/scripts/launch.sh\n") != std::string::npos);
+    CHECK(diff.find("+++ rendered/launch.sh\n") != std::string::npos);
+    CHECK(diff.find("-line 2\n+line two\n") != std::string::npos);
+    CHECK(diff.find(dir.path().string()) == std::string::npos);
+    CHECK(diff.find('\t') == std::string::npos);
+    // Identical trees: an empty diff.
+    CHECK(scripts_diff(scripts, rendered({{"launch.sh", "line 1\nline 2\n", true}}), dir.path() / "scratch").empty());
 }

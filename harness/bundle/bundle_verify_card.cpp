@@ -1,0 +1,208 @@
+#include "bundle/bundle_verify_checks.hpp"
+
+#include "card/yaml_document.hpp"
+#include "plan/validate.hpp"
+#include "trace/trace_names.hpp"
+#include "util/error.hpp"
+#include "util/quote.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+
+namespace harness::verify_checks {
+
+namespace {
+
+const std::set<std::string> k_kineto_kinds = {"json", "kineto_trace"};
+const std::set<std::string> k_xla_kinds = {"json_tpu", "xla_trace", "tpu_profiler"};
+const std::set<std::string> k_nsys_kinds = {"nsys"};
+
+/// "kineto_trace_0..7", "kineto_trace_3", or "kineto_trace_0, 2, 5".
+std::string describe_ranks(const std::vector<long long>& ranks) {
+    const bool contiguous = ranks.back() - ranks.front() + 1 == static_cast<long long>(ranks.size());
+    if (contiguous) {
+        return ranks.size() == 1 ? fmt::format("kineto_trace_{}", ranks.front())
+                                 : fmt::format("kineto_trace_{}..{}", ranks.front(), ranks.back());
+    }
+    std::vector<std::string> shown;
+    for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) {
+        shown.push_back(std::to_string(ranks[i]));
+    }
+    return fmt::format("kineto_trace_{}{}", join(shown, ", "), ranks.size() > shown.size() ? ", ..." : "");
+}
+
+// ---- the card ----
+
+std::string relative_location(const std::string& location, const fs::path& dir) {
+    const std::string prefix = dir.string() + "/";
+    return location.rfind(prefix, 0) == 0 ? location.substr(prefix.size()) : location;
+}
+
+/// metric_source.traces as written: a list, or one value.
+std::vector<std::string> listed_traces(const YAML::Node& root) {
+    const YAML::Node node = find_node(root, "metric_source.traces");
+    std::vector<std::string> kinds;
+    if (node.IsSequence()) {
+        for (const YAML::Node& item : node) {
+            kinds.push_back(scalar_text(item));
+        }
+    } else if (node.IsScalar()) {
+        kinds.push_back(scalar_text(node));
+    }
+    return kinds;
+}
+
+/// xpu_spec.total_count when it is a positive integer, else 0 (validation reports why).
+long long total_count(const YAML::Node& root) {
+    const std::string text = scalar_text(find_node(root, "workload.hardware.xpu_spec.total_count"));
+    if (text.empty() || text.size() > 18 || !all_digits(text)) {
+        return 0;
+    }
+    return std::stoll(text);
+}
+
+/// "card.yaml:12:3" for a field of the card, relative to the bundle.
+std::string where(const YamlDocument& doc, const fs::path& dir, const std::string& field) {
+    return relative_location(doc.location(find_node(doc.root(), field), field), dir);
+}
+
+/// The kinds of trace a bundle holds, as metric_source.traces names them.
+struct HeldTraces {
+    std::vector<long long> ranks; ///< of kineto_trace_<rank>.json, sorted
+    bool xla = false;
+    bool nsys = false;
+};
+
+HeldTraces held_traces(const BundleReport& report, const std::vector<std::string>& files) {
+    HeldTraces held;
+    for (const BundleTrace& trace : report.traces) {
+        if (const long long rank = kineto_trace_rank(trace.path); rank >= 0) {
+            held.ranks.push_back(rank);
+        } else {
+            held.xla = true;
+        }
+    }
+    std::sort(held.ranks.begin(), held.ranks.end());
+    held.ranks.erase(std::unique(held.ranks.begin(), held.ranks.end()), held.ranks.end());
+    held.nsys = std::any_of(files.begin(), files.end(), [](const std::string& file) {
+        const TraceName name = classify_trace_name(file);
+        return file.find('/') == std::string::npos && name.canonical &&
+               (name.kind == TraceKind::nsys_rep || name.kind == TraceKind::nsys_sqlite);
+    });
+    return held;
+}
+
+void check_trace_url(const YamlDocument& doc, const fs::path& dir, BundleReport& report) {
+    const std::string trace_url = scalar_text(find_node(doc.root(), "trace_url"));
+    const std::string archive_name = report.name + ".tar.zst";
+    if (trace_url != archive_name) {
+        report.problems.push_back({where(doc, dir, "trace_url"),
+                                   fmt::format("trace_url: {}, expected {} (the bundle's archive)",
+                                               trace_url.empty() ? "empty" : json_string(trace_url), json_string(archive_name))});
+    }
+}
+
+bool lists_any(const std::vector<std::string>& listed, const std::set<std::string>& kinds) {
+    return std::any_of(listed.begin(), listed.end(), [&](const std::string& kind) { return kinds.count(kind) != 0; });
+}
+
+/// metric_source.traces must say truthfully which kinds of trace the bundle holds.
+void check_trace_kinds(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, BundleReport& report) {
+    const std::vector<std::string> listed = listed_traces(doc.root());
+    const auto check = [&](bool holds, const std::set<std::string>& kinds, const char* kind, const char* files) {
+        if (holds == lists_any(listed, kinds)) {
+            return;
+        }
+        report.problems.push_back({where(doc, dir, "metric_source.traces"),
+                                   holds ? fmt::format("metric_source.traces lists {}, but the bundle holds {}: add {}",
+                                                       listed.empty() ? "nothing" : join(listed, ", "), files, kind)
+                                         : fmt::format("metric_source.traces lists {}, but the bundle holds no {}", kind, files)});
+    };
+    check(!held.ranks.empty(), k_kineto_kinds, "json", "kineto_trace_<rank>.json");
+    check(held.xla, k_xla_kinds, "json_tpu", "<host>.trace.json(.gz)");
+    check(held.nsys, k_nsys_kinds, "nsys", "nsys_<rank>.nsys-rep");
+}
+
+/// Without a card field naming sampled ranks (CCL-Bench cards have none), every rank is traced,
+/// unless the plan says its framework profiles rank 0 only.
+void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, const PlannedTraces& planned,
+                      BundleReport& report) {
+    const long long total = total_count(doc.root());
+    const std::vector<long long>& ranks = held.ranks;
+    if (total <= 0 || (ranks.empty() && !lists_any(listed_traces(doc.root()), k_kineto_kinds))) {
+        return;
+    }
+    if (planned.rank0_only) {
+        if (ranks != std::vector<long long>{0}) {
+            report.problems.push_back({"kineto_trace_0.json",
+                                       "the plan traces rank 0 only (framework_config.torch_profiler_ranks), but the "
+                                       "bundle's rank traces are not exactly kineto_trace_0"});
+        }
+        return;
+    }
+    if (static_cast<long long>(ranks.size()) != total) {
+        report.problems.push_back(
+            {where(doc, dir, "workload.hardware.xpu_spec.total_count"),
+             ranks.empty()
+                 ? fmt::format("card says total_count: {} but the bundle has no rank traces (kineto_trace_<rank>.json)", total)
+                 : fmt::format("card says total_count: {} but the bundle has {} rank trace{} ({})", total, ranks.size(),
+                               ranks.size() == 1 ? "" : "s", describe_ranks(ranks))});
+        return;
+    }
+    for (const long long rank : ranks) {
+        if (rank >= total) {
+            report.problems.push_back(
+                {fmt::format("kineto_trace_{}.json", rank),
+                 fmt::format("rank {} is outside the card's total_count: {} (ranks 0..{})", rank, total, total - 1)});
+        }
+    }
+}
+
+} // namespace
+
+void check_card(const fs::path& dir, const std::vector<std::string>& files, const PlannedTraces& planned, BundleReport& report) {
+    const std::string card_name = report.name + ".yaml";
+    const fs::path card_path = dir / card_name;
+    const fs::file_status status = fs::symlink_status(card_path);
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+        return; // a link or special file: check_manifest reports it, and it is never followed
+    }
+    if (!fs::exists(status)) {
+        std::vector<std::string> others;
+        for (const std::string& file : files) {
+            if (file.find('/') == std::string::npos && (ends_with(file, ".yaml") || ends_with(file, ".yml"))) {
+                others.push_back(file);
+            }
+        }
+        report.problems.push_back(
+            {card_name, others.empty()
+                            ? "missing (the effective workload card)"
+                            : fmt::format("missing: the card must be named after the bundle (found {})", join(others, ", "))});
+        return;
+    }
+    const ValidationResult validation = validate_file(card_path, ValidateOptions{});
+    for (const Diagnostic& d : validation.diagnostics.items()) {
+        if (d.severity == Severity::error) {
+            const std::string location = relative_location(d.location, dir);
+            report.problems.push_back(
+                {location.empty() ? card_name : location, d.field.empty() ? d.message : d.field + ": " + d.message});
+        }
+    }
+    if (validation.unreadable) {
+        return;
+    }
+    try {
+        // Read as written, so that these are found even when the card has other errors.
+        const YamlDocument doc = YamlDocument::load(card_path);
+        const HeldTraces held = held_traces(report, files);
+        check_trace_url(doc, dir, report);
+        check_trace_kinds(doc, dir, held, report);
+        check_rank_count(doc, dir, held, planned, report);
+    } catch (const HarnessError&) {
+        // validate_file has reported why the card cannot be read.
+    }
+}
+
+} // namespace harness::verify_checks
