@@ -37,7 +37,7 @@ for needle in "clusters (--cluster NAME; first found wins: $user_dir, " \
     expect_output "list shows [$needle]" "$needle"
 done
 expect_status 0 "list clusters --names" -- "$CCL_HARNESS" list clusters --names
-expect_eq "cluster names" "$OUT" $'local\nperlmutter\nslurm-local\ntpu-v6e'
+expect_eq "cluster names" "$OUT" $'local\nperlmutter\nslurm-local\nslurm-multi\ntpu-v6e'
 expect_status 0 "list metrics --names" -- "$CCL_HARNESS" list metrics --names
 expect_eq "metric names" "$(tr '\n' ' ' <<<"$OUT")" \
     "avg_step_time compute_comm_overlap communication_fraction total_communication_time collective_volume straggler mfu "
@@ -82,7 +82,7 @@ rm "$user_dir/broken.yaml"
 
 expect_status 2 "unknown cluster" -- "$CCL_HARNESS" render "$tiny" --cluster mybx --out "$SCRATCH/unknown"
 expect_output "suggestion" "unknown cluster \"mybx\" (did you mean \"mybox\"?)"
-expect_output "names from both places" "known clusters: local, mybox, perlmutter, slurm-local, tpu-v6e"
+expect_output "names from both places" "known clusters: local, mybox, perlmutter, slurm-local, slurm-multi, tpu-v6e"
 expect_output "directories searched" "searched $user_dir, $CCL_SOURCE_DIR/clusters"
 
 # --- profiles by path ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ using harness::test::TempDir;
 
 TEST_CASE("every shipped cluster profile is valid") {
     const auto names = list_clusters(harness_home() / "clusters");
-    CHECK(names == std::vector<std::string>{"local", "perlmutter", "slurm-local", "tpu-v6e"});
+    CHECK(names == std::vector<std::string>{"local", "perlmutter", "slurm-local", "slurm-multi", "tpu-v6e"});
     for (const auto& name : names) {
         CAPTURE(name);
         const Diagnostics diagnostics = ClusterProfile::check(harness_home() / "clusters" / (name + ".yaml"), nullptr);
@@ -132,7 +132,7 @@ TEST_CASE("--cluster NAME finds user profiles before the shipped ones") {
             CHECK(error.code() == k_exit_usage);
             const std::string text = error.what();
             CHECK_THAT(text, Catch::Contains("unknown cluster \"mybx\" (did you mean \"mybox\"?)"));
-            CHECK_THAT(text, Catch::Contains("local, mybox, perlmutter, slurm-local, tpu-v6e"));
+            CHECK_THAT(text, Catch::Contains("local, mybox, perlmutter, slurm-local, slurm-multi, tpu-v6e"));
             CHECK_THAT(text, Catch::Contains(user_dir.string()) && Catch::Contains((harness_home() / "clusters").string()));
         }
     }

@@ -137,7 +137,7 @@ void maxtext_dtype(Plan& plan, PlanFindings& findings) {
     set_framework_value(plan, "weight_dtype", "float32", "MaxText's default weight_dtype (base.yml:121), stated");
 }
 
-/// Decides dataset_type: synthetic, the only one the templates render.
+/// Decides dataset_type, refusing a dataset the rendered run cannot read.
 void maxtext_dataset(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     // base.yml:431-433: dataset_type is synthetic, hf, grain or tfds; only synthetic needs no
     // bucket or tokenizer, so that is the only one the templates render.
