@@ -4,6 +4,7 @@
 #include "util/error.hpp"
 #include "util/quote.hpp"
 #include "util/safe_name.hpp"
+#include "util/sha256.hpp"
 #include "util/walk.hpp"
 
 #include <algorithm>

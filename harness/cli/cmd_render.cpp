@@ -10,6 +10,7 @@
 #include "util/fs.hpp"
 #include "util/home.hpp"
 #include "util/json.hpp"
+#include "util/sha256.hpp"
 
 #include <fmt/format.h>
 #include <iostream>

@@ -1,6 +1,7 @@
 #include "provenance/git_pin.hpp"
 
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>

@@ -8,6 +8,7 @@
 #include "util/fs.hpp"
 #include "util/quote.hpp"
 #include "util/safe_name.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>

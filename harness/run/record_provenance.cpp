@@ -4,6 +4,7 @@
 #include "run/run_directory.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
 

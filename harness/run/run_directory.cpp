@@ -1,6 +1,7 @@
 #include "run/run_directory.hpp"
 
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 
 #include <cerrno>
 #include <chrono>

@@ -100,23 +100,4 @@ void extract_tar_zst_safely(const fs::path& archive, const fs::path& dest_dir, c
 /// whole stream once in bounded memory; a damaged stream is reported as such.
 std::string tar_zst_trailing_problem(const fs::path& archive);
 
-/// Incremental sha256 (OpenSSL).
-class Sha256 {
-public:
-    Sha256();
-    ~Sha256();
-    Sha256(const Sha256&) = delete;
-    Sha256& operator=(const Sha256&) = delete;
-    void update(const void* data, std::size_t size);
-    /// Lowercase hex of everything given so far; the hasher cannot be updated afterwards.
-    std::string finish();
-
-private:
-    struct Context;
-    std::unique_ptr<Context> m_context;
-};
-
-/// sha256 of a file's content, lowercase hex, read in chunks: memory stays bounded.
-std::string sha256_file(const fs::path& path);
-
 } // namespace harness

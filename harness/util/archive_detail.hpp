@@ -1,6 +1,7 @@
 #pragma once
 // What archive.cpp (packing) and archive_extract.cpp (unpacking) share. Not part of the API.
 #include "util/error.hpp"
+#include "util/fd.hpp"
 #include "util/interrupt.hpp"
 
 #include <archive.h>
@@ -16,29 +17,6 @@ namespace harness::archive_detail {
 namespace fs = std::filesystem;
 
 inline constexpr std::size_t k_chunk = std::size_t{1} << 20;
-
-/// A file descriptor closed on every path out.
-class Fd {
-public:
-    explicit Fd(int fd) : m_fd(fd) {}
-    ~Fd() {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return m_fd; }
-    /// Closes now, reporting the error a deferred close would have swallowed.
-    int close() {
-        const int fd = m_fd;
-        m_fd = -1;
-        return ::close(fd);
-    }
-
-private:
-    int m_fd;
-};
 
 /// Removes a path on destruction unless the work that produced it completed.
 class RemoveUnlessKept {

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
-#include <openssl/evp.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,19 +62,6 @@ void write_file_atomic(const fs::path& path, const std::string& content, bool ex
         ::unlink(temp.c_str());
         throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
     }
-}
-
-std::string sha256_hex(const std::string& bytes) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-        throw HarnessError("sha256: digest failed");
-    }
-    std::string hex;
-    for (unsigned int i = 0; i < length; ++i) {
-        hex += fmt::format("{:02x}", digest[i]);
-    }
-    return hex;
 }
 
 fs::path absolute_path(const fs::path& path) {

@@ -32,7 +32,4 @@ fs::path absolute_path(const fs::path& path);
 /// E.g. xdg_base_dir("XDG_CONFIG_HOME", ".config").
 fs::path xdg_base_dir(const char* variable, const char* under_home);
 
-/// sha256 of a byte string, lowercase hex.
-std::string sha256_hex(const std::string& bytes);
-
 } // namespace harness

@@ -16,6 +16,7 @@
 #include "util/quote.hpp"
 #include "util/safe_name.hpp"
 #include "util/scratch_dir.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "util/walk.hpp"
 #include "workflows/run_workload.hpp"

@@ -5,6 +5,7 @@
 #include "util/interrupt.hpp"
 #include "util/quote.hpp"
 #include "util/scratch_dir.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "util/yaml_bounded.hpp"
 #include "workflows/submit.hpp"

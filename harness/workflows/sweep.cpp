@@ -8,6 +8,7 @@
 #include "util/error.hpp"
 #include "util/home.hpp"
 #include "util/interrupt.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "workflows/run_workload.hpp"
 

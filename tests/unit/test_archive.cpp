@@ -2,6 +2,7 @@
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/sha256.hpp"
 #include "util/zstd_stream.hpp"
 
 #include <archive.h>

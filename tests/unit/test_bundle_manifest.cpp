@@ -3,6 +3,7 @@
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/sha256.hpp"
 
 #include <catch2/catch.hpp>
 

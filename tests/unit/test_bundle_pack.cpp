@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/interrupt.hpp"
+#include "util/sha256.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
