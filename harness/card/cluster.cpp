@@ -3,7 +3,6 @@
 #include "card/schema.hpp"
 #include "card/yaml_document.hpp"
 #include "util/error.hpp"
-#include "util/home.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -177,18 +176,18 @@ fs::path user_clusters_dir() {
     return base.empty() ? base : base / "ccl-harness" / "clusters";
 }
 
-std::vector<fs::path> cluster_search_path() {
+std::vector<fs::path> cluster_search_path(const fs::path& home) {
     std::vector<fs::path> out;
     if (const fs::path user = user_clusters_dir(); !user.empty()) {
         out.push_back(user);
     }
-    out.push_back(harness_home() / "clusters");
+    out.push_back(home / "clusters");
     return out;
 }
 
-std::vector<ClusterEntry> find_clusters() {
+std::vector<ClusterEntry> find_clusters(const fs::path& home) {
     std::map<std::string, ClusterEntry> by_name;
-    const std::vector<fs::path> dirs = cluster_search_path();
+    const std::vector<fs::path> dirs = cluster_search_path(home);
     for (std::size_t i = 0; i < dirs.size(); ++i) {
         const bool user = i + 1 < dirs.size();
         for (const auto& name : list_clusters(dirs[i])) {
@@ -208,7 +207,7 @@ std::vector<ClusterEntry> find_clusters() {
     return out;
 }
 
-ClusterProfile ClusterProfile::find(const std::string& value, const fs::path& base) {
+ClusterProfile ClusterProfile::find(const std::string& value, const fs::path& home, const fs::path& base) {
     if (value.empty()) {
         throw input_error("empty cluster name");
     }
@@ -225,7 +224,7 @@ ClusterProfile ClusterProfile::find(const std::string& value, const fs::path& ba
         profile.found = ProfileSource::path;
         return profile;
     }
-    const std::vector<ClusterEntry> entries = find_clusters();
+    const std::vector<ClusterEntry> entries = find_clusters(home);
     for (const ClusterEntry& entry : entries) {
         if (entry.name == value) {
             ClusterProfile profile = load_checked(entry.file);
@@ -239,7 +238,7 @@ ClusterProfile ClusterProfile::find(const std::string& value, const fs::path& ba
         known.push_back(entry.name);
     }
     std::vector<std::string> searched;
-    for (const fs::path& dir : cluster_search_path()) {
+    for (const fs::path& dir : cluster_search_path(home)) {
         searched.push_back(dir.string());
     }
     const std::string suggestion = closest_match(value, known);

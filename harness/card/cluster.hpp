@@ -72,7 +72,7 @@ struct ClusterProfile {
     /// (relative to `base`, the current directory when empty), else a name looked up in
     /// user_clusters_dir() and then <home>/clusters. Checked like any profile; an unknown name
     /// lists the names found and the directories searched.
-    static ClusterProfile find(const std::string& value, const fs::path& base = {});
+    static ClusterProfile find(const std::string& value, const fs::path& home, const fs::path& base = {});
     /// Checks a profile file; fills `out` when there is no error.
     static Diagnostics check(const fs::path& file, ClusterProfile* out);
 
@@ -92,7 +92,7 @@ fs::path user_clusters_dir();
 
 /// The directories a profile name is looked up in, first wins: user_clusters_dir() (when
 /// known), then <home>/clusters.
-std::vector<fs::path> cluster_search_path();
+std::vector<fs::path> cluster_search_path(const fs::path& home);
 
 /// One profile file a name resolves to.
 struct ClusterEntry {
@@ -102,8 +102,8 @@ struct ClusterEntry {
     fs::path shadows; ///< the shipped file hidden by a user profile of the same name
 };
 
-/// Every profile name in cluster_search_path(), sorted, each with the file that wins.
-std::vector<ClusterEntry> find_clusters();
+/// Every profile name in cluster_search_path(home), sorted, each with the file that wins.
+std::vector<ClusterEntry> find_clusters(const fs::path& home);
 
 /// Names of the profiles in `clusters_dir`, sorted.
 std::vector<std::string> list_clusters(const fs::path& clusters_dir);

@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "plan/explain.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 
 #include <iostream>
 #include <memory>
@@ -20,7 +21,7 @@ struct ExplainOptions {
 
 int run_explain(const ExplainOptions& options) {
     options.set_paths.check(options.overrides);
-    const Explanation explanation = explain_card(options.card, options.overrides, options.cluster);
+    const Explanation explanation = explain_card(options.card, options.overrides, options.cluster, harness_home());
     if (explanation.diagnostics.has_errors()) {
         std::cerr << explanation.diagnostics.format();
         return k_exit_usage;

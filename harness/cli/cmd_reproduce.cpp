@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "util/home.hpp"
 #include "util/quote.hpp"
 #include "workflows/reproduce.hpp"
 
@@ -13,6 +14,7 @@ namespace {
 
 int run_reproduce(ReproduceOptions options, const ReportFlags& flags) {
     options.diagnostics = &std::cerr;
+    options.home = harness_home();
     const bool quiet = quiet_wanted();
     const ReproduceOutcome outcome = reproduce_bundle(options, progress_stream(flags.json, quiet));
     for (const auto& problem : outcome.problems) {

@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 #include "workflows/run_workload.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@ namespace {
 int run_run(RunOptions options, const ReportFlags& flags) {
     const bool quiet = quiet_wanted();
     options.diagnostics = &std::cerr; // before the run starts, not after it ends
+    options.home = harness_home();
     const RunOutcome outcome = run_workload(options, progress_stream(flags.json, quiet));
     if (outcome.invalid_input) {
         return outcome.exit_code;

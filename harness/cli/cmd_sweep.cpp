@@ -1,6 +1,7 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "util/home.hpp"
 #include "workflows/sweep.hpp"
 
 #include <fmt/format.h>
@@ -11,8 +12,9 @@ namespace harness::cli {
 
 namespace {
 
-int run_sweep_command(const SweepOptions& options, const ReportFlags& flags) {
+int run_sweep_command(SweepOptions options, const ReportFlags& flags) {
     const bool quiet = quiet_wanted();
+    options.home = harness_home();
     const SweepOutcome outcome = run_sweep(options, progress_stream(flags.json, quiet));
     print_outcome(flags.json, quiet, format_sweep_outcome(outcome), sweep_outcome_to_json(outcome));
     return outcome.exit_code;
@@ -47,15 +49,23 @@ void add_sweep(CLI::App& sub, Action& action) {
                "after another, each as `ccl-harness run` would (run directory and bundle inside the sweep\n"
                "directory results/sweep-<card>-<UTC time>-<hash>/, whose sweep.json records every point's\n"
                "state, run directory, bundle and exit code). A failed point never stops the others.\n"
-               "On Slurm the points are submitted as independent jobs one after another, not as a job array.\n"
+               "On Slurm every point is rendered first, then all go as one job array (sbatch --array=0-N%K,\n"
+               "K from --max-parallel) whose task i runs point i's rendered launch script; points whose\n"
+               "#SBATCH options differ (nodes, time limit, account...) go to one array per set of options.\n"
+               "The tasks are followed together (one scontrol call per array per poll) and each point is\n"
+               "finished as a run when its task ends; sweep.json records each task (job_id, slurm_state).\n"
+               "--resume submits a new array for the points not completed. Local points run one after another.\n"
                "Exit status: 0 every runnable point completed, 1 some failed, 2 invalid input or no point\n"
                "passes the check, 130 interrupted (Ctrl-C; the current point is recorded as cancelled).\n"
                "--json keys: sweep_id, sweep_dir, card, dry_run, interrupted, exit_code, points [{overrides, state, reason, run_dir, "
-               "bundle, exit_code}] (as in sweep.json).\n"
+               "bundle, exit_code, job_id, slurm_state}] (as in sweep.json).\n"
                "Examples:\n"
                "  ccl-harness sweep workloads/tiny-ddp/tiny-ddp.yaml --vary launch.steps=10,20 --vary workload.data.batch_size=8,16\n"
                "  ccl-harness sweep card.yaml --zip --vary workload.data.seq_len=1024,2048 --vary workload.data.batch_size=16,8\n"
                "  ccl-harness sweep --resume results/sweep-tiny-ddp-20261123T131500Z-a1b2c3");
+    sub.add_option("--max-parallel", options->max_parallel,
+                   "Slurm: run at most K points at once (the job array's --array=...%K; default: no limit)")
+        ->check(CLI::PositiveNumber);
     add_report_flags(sub, *flags);
     sub.callback([options, flags, vary_paths, &action] {
         action = [options, flags, vary_paths] {

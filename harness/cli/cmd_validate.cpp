@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "plan/validate.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 #include "util/quote.hpp"
 
 #include <fmt/format.h>
@@ -26,8 +27,10 @@ int run_validate(const ValidateCommandOptions& options) {
     }
     std::vector<ValidationResult> results;
     std::size_t failed = 0;
+    ValidateOptions validate = options.validate;
+    validate.home = harness_home();
     for (const auto& file : options.files) {
-        results.push_back(validate_file(file, options.validate));
+        results.push_back(validate_file(file, validate));
         const ValidationResult& result = results.back();
         failed += result.diagnostics.has_errors() ? 1U : 0U;
         if (options.json) {

@@ -2,6 +2,7 @@
 
 #include "card/card.hpp"
 #include "card/cluster.hpp"
+#include "plan/resolve.hpp"
 #include "util/strings.hpp"
 
 #include "util/table.hpp"
@@ -69,17 +70,18 @@ std::vector<ExplainedValue> explain_plan(const Plan& plan) {
     return out;
 }
 
-Explanation explain_card(const fs::path& card_path, const std::vector<std::string>& overrides, const std::string& cluster_option) {
+Explanation explain_card(const fs::path& card_path, const std::vector<std::string>& overrides, const std::string& cluster_option,
+                         const fs::path& home) {
     Explanation out;
     out.card = card_path.string();
-    const WorkloadCard card = WorkloadCard::load(card_path, overrides);
-    out.diagnostics = card.diagnostics();
-    if (out.diagnostics.has_errors()) {
+    const Resolved resolved = resolve({card_path, overrides, cluster_option, false, home});
+    out.diagnostics = resolved.diagnostics;
+    if (!resolved.plan) {
         return out;
     }
-    ClusterChoice choice;
-    const ClusterProfile cluster = resolve_cluster(card, cluster_option, &choice);
-    const Plan plan = make_plan(card, cluster, false, out.diagnostics);
+    const ClusterChoice& choice = resolved.choice;
+    const ClusterProfile& cluster = *resolved.profile;
+    const Plan& plan = *resolved.plan;
     out.target = plan.target;
     out.cluster_name = cluster.name;
     out.cluster_file = cluster.source;

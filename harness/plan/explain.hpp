@@ -33,7 +33,8 @@ struct Explanation {
 /// Loads the card with `overrides` applied and, when it has no schema errors, resolves it against
 /// `cluster` (a name or path; empty: launch.cluster, else the accelerator). A card with errors
 /// comes back with its diagnostics and no values. Unreadable input throws.
-Explanation explain_card(const fs::path& card, const std::vector<std::string>& overrides, const std::string& cluster);
+Explanation explain_card(const fs::path& card, const std::vector<std::string>& overrides, const std::string& cluster,
+                         const fs::path& home);
 
 /// plan_to_json(plan)'s leaves (arrays count as one value) paired with plan.origins, in plan.json's
 /// reading order: identity, geometry, parallelism, steps and window, data, scheduler, container,

@@ -3,7 +3,6 @@
 #include "card/schema.hpp"
 #include "plan/plan_steps.hpp"
 #include "util/error.hpp"
-#include "util/home.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
 
@@ -93,10 +92,6 @@ std::string infer_target(const WorkloadCard& card, const fs::path& clusters_dir)
                                   card.document().display_name(), enquote(model.empty() ? "(missing)" : model)));
 }
 
-ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, ClusterChoice* choice) {
-    return resolve_cluster(card, cluster_option, harness_home(), choice);
-}
-
 ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, const fs::path& home,
                                ClusterChoice* choice) {
     ClusterChoice chosen;
@@ -112,7 +107,7 @@ ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& clus
         chosen = {infer_target(card, home / "clusters"),
                   fmt::format("the accelerator: workload.hardware.xpu_spec.model {}", enquote(card.xpu_model))};
     }
-    ClusterProfile profile = ClusterProfile::find(chosen.value, base);
+    ClusterProfile profile = ClusterProfile::find(chosen.value, home, base);
     if (choice != nullptr) {
         *choice = chosen;
     }

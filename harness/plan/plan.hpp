@@ -118,8 +118,6 @@ struct ClusterChoice {
 /// `home` is the harness home: its clusters/ holds the profiles the accelerator rule reads.
 ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, const fs::path& home,
                                ClusterChoice* choice = nullptr);
-/// resolve_cluster with harness_home(); for callers not yet handed the home.
-ClusterProfile resolve_cluster(const WorkloadCard& card, const std::string& cluster_option, ClusterChoice* choice = nullptr);
 
 /// Resolves the plan. Runnability problems are errors when `strict`, warnings otherwise;
 /// either way they land in `diagnostics` and the caller decides.

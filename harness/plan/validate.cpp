@@ -4,8 +4,8 @@
 #include "card/cluster.hpp"
 #include "plan/frameworks/contract.hpp"
 #include "plan/plan.hpp"
+#include "plan/resolve.hpp"
 #include "util/error.hpp"
-#include "util/home.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -29,8 +29,8 @@ Diagnostic from_error(const std::string& what, const std::string& file) {
 /// launch.args the framework's contract does not list: a warning, never an error. The framework
 /// may well accept them (the contract lists what the harness renders), but nobody has checked,
 /// and a job that dies on an unknown option has often waited hours for its nodes first.
-void check_launch_args(const WorkloadCard& card, const Plan& plan, Diagnostics& diagnostics) {
-    const std::optional<FrameworkContract> contract = find_contract(plan, harness_home() / "docs" / "contracts");
+void check_launch_args(const WorkloadCard& card, const Plan& plan, const fs::path& home, Diagnostics& diagnostics) {
+    const std::optional<FrameworkContract> contract = find_contract(plan, home / "docs" / "contracts");
     if (!contract || plan.extra_args.empty()) {
         return;
     }
@@ -58,12 +58,14 @@ ValidationResult validate_file(const fs::path& file, const ValidateOptions& opti
             result.diagnostics = ClusterProfile::check(file, &profile);
             return result;
         }
-        const WorkloadCard card = WorkloadCard::load(file, options.overrides);
-        result.diagnostics = card.diagnostics();
-        if (options.strict && !result.diagnostics.has_errors()) {
-            const ClusterProfile cluster = resolve_cluster(card, options.cluster);
-            const Plan plan = make_plan(card, cluster, true, result.diagnostics);
-            check_launch_args(card, plan, result.diagnostics);
+        if (!options.strict) {
+            result.diagnostics = WorkloadCard::load(file, options.overrides).diagnostics();
+            return result;
+        }
+        const Resolved resolved = resolve({file, options.overrides, options.cluster, true, options.home});
+        result.diagnostics = resolved.diagnostics;
+        if (resolved.plan) {
+            check_launch_args(resolved.card, *resolved.plan, options.home, result.diagnostics);
         }
     } catch (const HarnessError& e) {
         const Diagnostic d = from_error(e.what(), result.file);

@@ -14,6 +14,7 @@ struct ValidateOptions {
     std::string cluster;                ///< target for --strict; inferred when empty
     std::vector<std::string> overrides; ///< --set PATH=VALUE
     bool profile = false;               ///< the files are cluster profiles, not cards
+    fs::path home;                      ///< the harness home (--strict: profiles, docs/contracts/)
 };
 
 struct ValidationResult {

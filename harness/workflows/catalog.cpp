@@ -53,7 +53,8 @@ const std::vector<std::string>& catalog_sections() {
 
 Catalog read_catalog(const fs::path& home) {
     Catalog catalog;
-    for (const ClusterEntry& entry : find_clusters()) {
+    catalog.cluster_dirs = cluster_search_path(home);
+    for (const ClusterEntry& entry : find_clusters(home)) {
         catalog.clusters.push_back(describe_cluster(entry));
     }
     for (const std::string& pair : available_templates(home)) {
@@ -147,7 +148,7 @@ std::string format_catalog(const Catalog& catalog, const std::vector<std::string
         std::string heading;
         if (section == "clusters") {
             std::vector<std::string> searched;
-            for (const fs::path& dir : cluster_search_path()) {
+            for (const fs::path& dir : catalog.cluster_dirs) {
                 searched.push_back(dir.string());
             }
             heading = fmt::format("clusters (--cluster NAME; first found wins: {}):", join(searched, ", "));

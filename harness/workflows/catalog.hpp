@@ -36,6 +36,7 @@ struct CatalogMetric {
 };
 
 struct Catalog {
+    std::vector<fs::path> cluster_dirs; ///< where profile names were looked up, first wins
     std::vector<CatalogCluster> clusters;
     std::vector<CatalogFramework> frameworks;
     std::vector<CatalogTemplateSet> templates;
@@ -45,7 +46,7 @@ struct Catalog {
 /// The catalog sections, in `list`'s order.
 const std::vector<std::string>& catalog_sections();
 
-/// Reads the catalog of `home` (templates/) and cluster_search_path() (profiles).
+/// Reads the catalog of `home` (templates/) and cluster_search_path(home) (profiles).
 Catalog read_catalog(const fs::path& home);
 
 /// `section`'s bare names, one per item (for shell completion); an unknown section is an input error.

@@ -10,7 +10,6 @@
 #include "run/record_provenance.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
-#include "util/home.hpp"
 #include "util/interrupt.hpp"
 #include "util/process.hpp"
 #include "util/quote.hpp"
@@ -299,7 +298,7 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
     if (!verify_step(r)) {
         return outcome;
     }
-    const fs::path home = harness_home();
+    const fs::path& home = options.home;
     const Json* run_facts = r.provenance.find("run");
     const WorkloadCard card = WorkloadCard::load(
         stage_card(r.bundle_dir / "scripts", run_facts != nullptr ? run_facts->string_or("card") : "", scratch.path() / "card"));
@@ -307,7 +306,7 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
     if (outcome.target.empty()) {
         throw input_error(fmt::format("{}: provenance.json names no cluster; pass --cluster", options.bundle.string()));
     }
-    const ClusterProfile cluster = ClusterProfile::find(outcome.target);
+    const ClusterProfile cluster = ClusterProfile::find(outcome.target, home);
     const Plan plan = plan_bundled_card(r, card, cluster);
     RenderedRun run = render_run(card, cluster, plan, home);
     if (!compare_step(r, run)) {
@@ -324,6 +323,7 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
     run_options.grace_seconds = options.grace_seconds;
     run_options.secret_names = options.secret_names;
     run_options.git_cache = options.git_cache;
+    run_options.home = home;
     outcome.run = execute_rendered_run(card, cluster, outcome.target, run, run_options, r.reproduces, out);
     outcome.exit_code = outcome.run->exit_code;
     return outcome;

@@ -24,6 +24,7 @@ struct ReproduceOptions {
     fs::path git_cache; ///< empty: default_git_cache()
     double grace_seconds = 5;
     std::vector<std::string> secret_names; ///< --secret NAME, handed to the new run
+    fs::path home;                         ///< the harness home: templates, profiles (the command line reads it once)
     /// Where the bundled card's diagnostics go as soon as they are known (the command line: stderr);
     /// null drops them. Errors are also in the exception that stops the reproduction.
     std::ostream* diagnostics = nullptr;

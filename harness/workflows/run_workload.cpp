@@ -15,7 +15,6 @@
 #include "run/run_directory.hpp"
 #include "trace/trace_collect.hpp"
 #include "util/error.hpp"
-#include "util/home.hpp"
 #include "util/interrupt.hpp"
 #include "util/strings.hpp"
 #include "util/terminal.hpp"
@@ -70,6 +69,10 @@ std::string record_metrics(const fs::path& run_dir) {
     return "";
 }
 
+std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
+                                              const RenderedRun& run, const RunOptions& options,
+                                              const std::optional<ReproducedBundle>& reproduces, std::ostream& out);
+
 int exit_code_for(RunState state) {
     switch (state) {
     case RunState::completed: return k_exit_ok;
@@ -85,7 +88,7 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     out << std::unitbuf;
     check_grace_seconds(options.grace_seconds);
     run_secrets(process_environment(), {}, options.secret_names); // a bad --secret is refused, dry run or not
-    const fs::path home = harness_home();
+    const fs::path& home = options.home;
     Resolved resolved = resolve({options.card, options.overrides, options.cluster, true, home});
     RunOutcome invalid;
     invalid.card = resolved.card.name();
@@ -144,50 +147,78 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
         return outcome;
     }
 
+    if (options.stage_only) {
+        RunOutcome outcome;
+        outcome.diagnostics = invalid.diagnostics;
+        outcome.card = card.name();
+        outcome.target = target;
+        outcome.warnings = warnings;
+        outcome.staged = stage_rendered_run(card, cluster, target, run, options, std::nullopt, out);
+        outcome.run_id = outcome.staged->dir.id;
+        outcome.run_dir = absolute_path(outcome.staged->dir.path);
+        outcome.state = outcome.staged->record.state;
+        return outcome;
+    }
     RunOutcome outcome = execute_rendered_run(card, cluster, target, run, options, std::nullopt, out);
     outcome.diagnostics = invalid.diagnostics;
     return outcome;
 }
 
-RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
-                                const RenderedRun& run, const RunOptions& options, const std::optional<ReproducedBundle>& reproduces,
-                                std::ostream& out) {
+StagedRun::StagedRun(WorkloadCard card_, ClusterProfile cluster_, std::string target_, RenderedRun run_, RunOptions options_)
+    : card(std::move(card_)), cluster(std::move(cluster_)), target(std::move(target_)), run(std::move(run_)),
+      options(std::move(options_)) {}
+
+namespace {
+
+/// The first half of execute_rendered_run: everything before the executor.
+std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
+                                              const RenderedRun& run, const RunOptions& options,
+                                              const std::optional<ReproducedBundle>& reproduces, std::ostream& out) {
     out << std::unitbuf;
-    const Plan& plan = run.plan;
     // Input that cannot run is refused before a run directory exists.
     check_grace_seconds(options.grace_seconds);
-    parse_time_limit(plan.time_limit);
+    parse_time_limit(run.plan.time_limit);
     install_interrupt_handlers();
+    auto staged = std::make_shared<StagedRun>(card, cluster, target, run, options);
     // Before the job runs: an edit to a template or the checkout meanwhile must not change it.
-    ProvenanceFacts facts = collect_provenance_facts(run, harness_home());
+    ProvenanceFacts& facts = staged->facts;
+    facts = collect_provenance_facts(staged->run, options.home);
     facts.reproduces = reproduces;
-    facts.secrets = run_secrets(facts.harness_environment, plan.env, options.secret_names);
+    facts.secrets = run_secrets(facts.harness_environment, run.plan.env, options.secret_names);
     // A bundle's [REDACTED] entry takes its value from the environment, whose secret-named
     // values run_secrets has learnt already.
-    Environment job_secrets = secret_job_environment(plan.env, facts.harness_environment);
-    const RunDirectory dir = create_run_directory(options.results, run);
-    RunRecord record;
-    record.run_id = dir.id;
+    staged->job_secrets = secret_job_environment(run.plan.env, facts.harness_environment);
+    staged->dir = create_run_directory(options.results, staged->run);
+    RunRecord& record = staged->record;
+    record.run_id = staged->dir.id;
     record.card = card.name();
     record.target = target;
     record.executor = to_string(cluster.scheduler);
     record.secrets = &facts.secrets;
     record.claim();
-    record.transition(RunState::rendered, dir.path);
-    out << fmt::format("run {}: {} on {} -> {}\n", dir.id, card.name(), target, dir.path.string());
+    record.transition(RunState::rendered, staged->dir.path);
+    out << fmt::format("run {}: {} on {} -> {}\n", staged->dir.id, card.name(), target, staged->dir.path.string());
+    return staged;
+}
 
-    ExecutionContext context{run,
-                             cluster,
-                             dir,
-                             record,
-                             out,
-                             progress_wanted(),
-                             options.grace_seconds,
-                             options.teardown,
-                             facts.secrets,
-                             std::move(job_secrets)};
+} // namespace
+
+RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
+                                const RenderedRun& run, const RunOptions& options, const std::optional<ReproducedBundle>& reproduces,
+                                std::ostream& out) {
+    const std::shared_ptr<StagedRun> staged = stage_rendered_run(card, cluster, target, run, options, reproduces, out);
+    ExecutionContext context{staged->run,       staged->cluster,       staged->dir,      staged->record,        out,
+                             progress_wanted(), options.grace_seconds, options.teardown, staged->facts.secrets, staged->job_secrets};
     executor_for(cluster.scheduler).execute(context);
-    facts.redacted_while_running = context.redacted;
+    staged->facts.redacted_while_running = context.redacted;
+    return finish_staged_run(*staged, out);
+}
+
+RunOutcome finish_staged_run(StagedRun& staged, std::ostream& out) {
+    const Plan& plan = staged.run.plan;
+    const RunDirectory& dir = staged.dir;
+    RunRecord& record = staged.record;
+    ProvenanceFacts& facts = staged.facts;
     gather_logs(dir, facts.secrets);
 
     const CollectedTraces traces = collect_traces(trace_expectation(plan), dir.rendered() / "traces", dir.traces());
@@ -205,8 +236,8 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
     }
 
     RunOutcome outcome;
-    outcome.card = card.name();
-    outcome.target = target;
+    outcome.card = staged.card.name();
+    outcome.target = staged.target;
     outcome.run_id = dir.id;
     outcome.run_dir = absolute_path(dir.path);
     outcome.state = record.state;
@@ -224,14 +255,14 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
     // Its notes are warnings (no probe report) or notices (secrets scrubbed): kept as data too,
     // for a caller that shows no progress.
     std::ostringstream provenance_notes;
-    record_provenance(dir.path, run, record, facts, provenance_notes);
+    record_provenance(dir.path, staged.run, record, facts, provenance_notes);
     out << provenance_notes.str();
     for (const auto& line : split(provenance_notes.str(), '\n')) {
         if (!trim(line).empty()) {
             outcome.warnings.push_back(trim(line));
         }
     }
-    if (record.state != RunState::completed || !options.pack) {
+    if (record.state != RunState::completed || !staged.options.pack) {
         return outcome;
     }
     try {

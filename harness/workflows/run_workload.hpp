@@ -4,11 +4,14 @@
 #include "card/cluster.hpp"
 #include "render/render.hpp"
 #include "run/record_provenance.hpp"
+#include "run/run_directory.hpp"
 #include "run/run_record.hpp"
+#include "util/process.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
 
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,10 +30,15 @@ struct RunOptions {
     std::vector<std::string> secret_names; ///< --secret NAME: variables whose values are secrets whatever their names
     bool pack = true;                      ///< pack a bundle when the run completes
     fs::path git_cache;                    ///< clones of launch.source repos; empty: default_git_cache()
+    fs::path home;                         ///< the harness home: templates, profiles (the command line reads it once)
     /// Where the card's diagnostics go as soon as they are known, before anything runs (the
     /// command line: stderr); null drops them (a sweep has shown them once already). They are
     /// also in RunOutcome::diagnostics.
     std::ostream* diagnostics = nullptr;
+    /// Stop after the run directory is created and recorded as `rendered`, returning the run in
+    /// RunOutcome::staged instead of executing it: a Slurm array sweep submits many staged runs
+    /// as one job, then hands each to finish_staged_run.
+    bool stage_only = false;
 };
 
 /// The bundle a completed run was packed into.
@@ -51,6 +59,25 @@ struct DryRunPreview {
     std::vector<std::string> trace_kinds;
 };
 
+/// A run rendered into its run directory and recorded as `rendered`, not executed yet: what an
+/// executor needs, and what finish_staged_run needs after it. Not movable: `record.secrets`
+/// points into `facts`.
+struct StagedRun {
+    WorkloadCard card;
+    ClusterProfile cluster;
+    std::string target;
+    RenderedRun run;
+    RunOptions options;
+    ProvenanceFacts facts;
+    Environment job_secrets; ///< the card's secret-named env with values: for the job, never written
+    RunDirectory dir;
+    RunRecord record;
+
+    StagedRun(WorkloadCard card_, ClusterProfile cluster_, std::string target_, RenderedRun run_, RunOptions options_);
+    StagedRun(const StagedRun&) = delete;
+    StagedRun& operator=(const StagedRun&) = delete;
+};
+
 /// What run_workload / execute_rendered_run did: everything a caller (cli, sweep, reproduce)
 /// needs, so that none of them reads the progress text back.
 struct RunOutcome {
@@ -66,8 +93,9 @@ struct RunOutcome {
     std::string pack_error;            ///< packing failed: why (the run directory is intact)
     std::vector<std::string> warnings; ///< also streamed as progress; shown even when progress is not
     std::optional<DryRunPreview> dry_run;
-    bool invalid_input = false; ///< the card or plan had errors (see diagnostics); nothing ran
-    std::string diagnostics;    ///< the card's and plan's errors and warnings, formatted ("file:line:col: ...")
+    bool invalid_input = false;        ///< the card or plan had errors (see diagnostics); nothing ran
+    std::string diagnostics;           ///< the card's and plan's errors and warnings, formatted ("file:line:col: ...")
+    std::shared_ptr<StagedRun> staged; ///< with RunOptions::stage_only: the run, not executed yet
 };
 
 /// Runs the card to a final state, streaming progress and rank output to `out`. Input that
@@ -81,6 +109,11 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out);
 RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& cluster, const std::string& target,
                                 const RenderedRun& run, const RunOptions& options, const std::optional<ReproducedBundle>& reproduces,
                                 std::ostream& out);
+
+/// The last half of execute_rendered_run, for a staged run whose job an executor (or a Slurm
+/// array) took to a final state or left `running`/`submitted` to be judged by its traces: logs
+/// gathered, traces collected, metrics, provenance and, when it completed, the bundle.
+RunOutcome finish_staged_run(StagedRun& staged, std::ostream& out);
 
 /// The outcome as `run --json` prints it (keys documented in `run --help`).
 Json run_outcome_to_json(const RunOutcome& outcome);

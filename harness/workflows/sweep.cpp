@@ -6,11 +6,11 @@
 #include "plan/resolve.hpp"
 #include "run/run_record.hpp"
 #include "util/error.hpp"
-#include "util/home.hpp"
 #include "util/interrupt.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "workflows/run_workload.hpp"
+#include "workflows/sweep_array.hpp"
 
 #include <chrono>
 #include <ctime>
@@ -175,6 +175,8 @@ Json sweep_point_to_json(const SweepPoint& point) {
     entry["run_dir"] = point.run_dir;
     entry["bundle"] = point.bundle;
     entry["exit_code"] = point.exit_code ? Json(*point.exit_code) : Json();
+    entry["job_id"] = point.job_id;
+    entry["slurm_state"] = point.slurm_state;
     return entry;
 }
 
@@ -213,6 +215,8 @@ SweepRecord SweepRecord::from_json(const Json& json, const std::string& file) {
         point.reason = entry.string_or("reason");
         point.run_dir = entry.string_or("run_dir");
         point.bundle = entry.string_or("bundle");
+        point.job_id = entry.string_or("job_id");
+        point.slurm_state = entry.string_or("slurm_state");
         const Json* code = entry.find("exit_code");
         if (code != nullptr && code->is_int()) {
             point.exit_code = static_cast<int>(code->as_int());
@@ -250,12 +254,11 @@ std::string utc_stamp() {
     return stamp;
 }
 
-std::string point_label(const SweepPoint& point) { return point.overrides.empty() ? "(card as is)" : join(point.overrides, " "); }
-
 /// `validate --strict` for one point: the reason it cannot run, or empty.
-std::string check_point(const fs::path& card_path, const std::string& cluster_name, const std::vector<std::string>& overrides) {
+std::string check_point(const fs::path& card_path, const std::string& cluster_name, const std::vector<std::string>& overrides,
+                        const fs::path& home) {
     try {
-        const Resolved resolved = resolve({card_path, overrides, cluster_name, true, harness_home()});
+        const Resolved resolved = resolve({card_path, overrides, cluster_name, true, home});
         std::vector<std::string> errors;
         for (const auto& item : resolved.diagnostics.items()) {
             if (item.severity == Severity::error) {
@@ -292,8 +295,54 @@ SweepOutcome outcome_of(const SweepRecord& record, const fs::path& dir) {
     return outcome;
 }
 
-/// Runs the pending points, saving sweep.json after every change.
-SweepOutcome run_points(SweepRecord& record, const fs::path& dir, const SweepOptions& options, std::ostream& out) {
+} // namespace
+
+RunOptions point_run_options(const SweepRecord& record, const fs::path& dir, const SweepOptions& options, const SweepPoint& point) {
+    RunOptions run;
+    run.card = record.card;
+    run.cluster = record.cluster;
+    run.overrides = point.overrides;
+    run.results = dir;
+    run.grace_seconds = options.grace_seconds;
+    run.secret_names = options.secret_names;
+    run.git_cache = options.git_cache;
+    run.home = options.home;
+    return run;
+}
+
+void settle_point(SweepPoint& point, const RunOutcome& ran, const std::string& error, std::ostream& out) {
+    const int code = ran.exit_code;
+    if (!error.empty()) {
+        point.reason = error;
+        out << fmt::format("ccl-harness: error: {}\n", error);
+    } else {
+        point.run_dir = ran.run_dir.string();
+        point.bundle = ran.bundle ? ran.bundle->path.string() : "";
+        point.reason = ran.reason;
+        if (!ran.pack_error.empty()) {
+            point.reason = "packing failed: " + ran.pack_error;
+            out << fmt::format("ccl-harness: error: {}\n", point.reason);
+        }
+    }
+    point.exit_code = code;
+    if (code == k_exit_ok) {
+        point.state = PointState::completed;
+    } else if (code == k_exit_interrupted || interrupt_signal() != 0) {
+        point.state = PointState::cancelled;
+    } else {
+        point.state = PointState::failed;
+        if (point.reason.empty()) {
+            point.reason = fmt::format("exit {}", code);
+        }
+    }
+}
+
+std::string point_label(const SweepPoint& point) { return point.overrides.empty() ? "(card as is)" : join(point.overrides, " "); }
+
+namespace {
+
+/// Runs the pending points one after another, saving sweep.json after every change.
+void run_points_in_turn(SweepRecord& record, const fs::path& dir, const SweepOptions& options, std::ostream& out) {
     std::size_t runnable = 0;
     for (const auto& point : record.points) {
         runnable += point.state == PointState::pending ? 1U : 0U;
@@ -308,52 +357,34 @@ SweepOutcome run_points(SweepRecord& record, const fs::path& dir, const SweepOpt
         }
         ++index;
         out << fmt::format("sweep {}: point {}/{}: {}\n", record.id, index, runnable, point_label(point));
-        point = SweepPoint{point.overrides, PointState::running, "", "", "", std::nullopt};
+        point = SweepPoint{point.overrides, PointState::running, "", "", "", std::nullopt, "", ""};
         record.save(dir);
 
-        RunOptions run;
-        run.card = record.card;
-        run.cluster = record.cluster;
-        run.overrides = point.overrides;
-        run.results = dir;
-        run.grace_seconds = options.grace_seconds;
-        run.secret_names = options.secret_names;
-        run.git_cache = options.git_cache;
-        int code = k_exit_failure;
+        RunOutcome ran;
+        std::string error;
         try {
-            const RunOutcome ran = run_workload(run, out);
+            ran = run_workload(point_run_options(record, dir, options, point), out);
             out << format_run_outcome(ran);
-            code = ran.exit_code;
-            point.run_dir = ran.run_dir.string();
-            point.bundle = ran.bundle ? ran.bundle->path.string() : "";
-            point.reason = ran.reason;
-            if (!ran.pack_error.empty()) {
-                point.reason = "packing failed: " + ran.pack_error;
-                out << fmt::format("ccl-harness: error: {}\n", point.reason);
-            }
-        } catch (const HarnessError& error) {
+        } catch (const HarnessError& caught) {
             // One point's failure, whatever it is, never stops the others.
-            code = error.code() == k_exit_interrupted ? k_exit_interrupted : k_exit_failure;
-            point.reason = error.what();
-            out << fmt::format("ccl-harness: error: {}\n", error.what());
+            ran.exit_code = caught.code() == k_exit_interrupted ? k_exit_interrupted : k_exit_failure;
+            error = caught.what();
         }
-        point.exit_code = code;
-        if (code == k_exit_ok) {
-            point.state = PointState::completed;
-        } else if (code == k_exit_interrupted || interrupt_signal() != 0) {
-            point.state = PointState::cancelled;
-        } else {
-            point.state = PointState::failed;
-            if (point.reason.empty()) {
-                point.reason = fmt::format("exit {}", code);
-            }
-        }
+        settle_point(point, ran, error, out);
         record.save(dir);
         if (point.state == PointState::cancelled) {
             break;
         }
     }
+}
 
+/// Runs the pending points (a Slurm target: as job arrays), then sums them up.
+SweepOutcome run_points(SweepRecord& record, const fs::path& dir, const SweepOptions& options, std::ostream& out) {
+    if (sweep_targets_slurm(record, options.home)) {
+        run_points_as_arrays(record, dir, options, out);
+    } else {
+        run_points_in_turn(record, dir, options, out);
+    }
     SweepOutcome outcome = outcome_of(record, dir);
     outcome.interrupted = interrupt_signal() != 0;
     bool failed = false;
@@ -438,7 +469,7 @@ SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out) {
         }
         SweepPoint point;
         point.overrides = overrides;
-        point.reason = check_point(options.card, options.cluster, overrides);
+        point.reason = check_point(options.card, options.cluster, overrides, options.home);
         point.state = point.reason.empty() ? PointState::pending : PointState::skipped;
         runnable += point.reason.empty() ? 1U : 0U;
         out << fmt::format("  {} {}{}\n", point.reason.empty() ? "run " : "skip", point_label(point),

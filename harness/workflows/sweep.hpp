@@ -1,9 +1,10 @@
 #pragma once
 // `ccl-harness sweep`: one card run over a matrix of field values. Each point is the card with
 // `--set PATH=VALUE` overrides, checked like `validate --strict` before anything runs; points
-// that fail the check are recorded as skipped and never run. Points run one after another in
-// this process (no Slurm job arrays), and sweep.json records every point after every change, so
-// a crash or Ctrl-C leaves a sweep that `sweep --resume` can finish.
+// that fail the check are recorded as skipped and never run. On a local target the points run
+// one after another in this process; on Slurm every point is rendered first, then submitted as
+// one job array per geometry (sweep_array.hpp). sweep.json records every point after every
+// change, so a crash or Ctrl-C leaves a sweep that `sweep --resume` can finish.
 #include "util/fs.hpp"
 #include "util/json.hpp"
 
@@ -49,6 +50,8 @@ struct SweepPoint {
     std::string run_dir;
     std::string bundle;
     std::optional<int> exit_code;
+    std::string job_id;      ///< on Slurm: the array task, "<array>_<index>" (the index is the point's)
+    std::string slurm_state; ///< on Slurm: the task's last JobState
 };
 
 /// sweep.json.
@@ -83,6 +86,8 @@ struct SweepOptions {
     std::vector<std::string> secret_names; ///< --secret NAME, handed to every point's run
     fs::path git_cache;
     std::uint64_t max_points = k_sweep_max_points; ///< more points is an input error
+    std::uint64_t max_parallel = 0;                ///< Slurm: at most this many array tasks at once (--array=...%K); 0 no limit
+    fs::path home;                                 ///< the harness home: templates, profiles (the command line reads it once)
 };
 
 /// What a sweep did: the same points sweep.json records.

@@ -81,28 +81,28 @@ TEST_CASE("--cluster NAME finds user profiles before the shipped ones") {
     const ScopedEnv xdg("XDG_CONFIG_HOME", config.path().c_str());
     const fs::path user_dir = config.path() / "ccl-harness" / "clusters";
     CHECK(user_clusters_dir() == user_dir);
-    REQUIRE(cluster_search_path() == std::vector<fs::path>{user_dir, harness_home() / "clusters"});
+    REQUIRE(cluster_search_path(harness_home()) == std::vector<fs::path>{user_dir, harness_home() / "clusters"});
 
     SECTION("a new name") {
         const fs::path file = config.write("ccl-harness/clusters/mybox.yaml", local_profile_named("mybox"));
-        const ClusterProfile profile = ClusterProfile::find("mybox");
+        const ClusterProfile profile = ClusterProfile::find("mybox", harness_home());
         CHECK(profile.name == "mybox");
         CHECK(profile.source == file);
         CHECK(profile.found == ProfileSource::user);
         CHECK(profile.shadows.empty());
         CHECK(profile.templates == "mybox");
-        const ClusterProfile shipped = ClusterProfile::find("perlmutter");
+        const ClusterProfile shipped = ClusterProfile::find("perlmutter", harness_home());
         CHECK(shipped.found == ProfileSource::shipped);
         CHECK(shipped.source == harness_home() / "clusters" / "perlmutter.yaml");
     }
     SECTION("the name of a shipped profile: the user's wins and says what it hides") {
         const fs::path file = config.write("ccl-harness/clusters/local.yaml", local_profile_named("local") + "hf_home: /mine\n");
-        const ClusterProfile profile = ClusterProfile::find("local");
+        const ClusterProfile profile = ClusterProfile::find("local", harness_home());
         CHECK(profile.source == file);
         CHECK(profile.hf_home == "/mine");
         CHECK(profile.found == ProfileSource::user);
         CHECK(profile.shadows == harness_home() / "clusters" / "local.yaml");
-        const auto entries = find_clusters();
+        const auto entries = find_clusters(harness_home());
         const auto local = std::find_if(entries.begin(), entries.end(), [](const ClusterEntry& e) { return e.name == "local"; });
         REQUIRE(local != entries.end());
         CHECK(local->found == ProfileSource::user);
@@ -110,12 +110,12 @@ TEST_CASE("--cluster NAME finds user profiles before the shipped ones") {
     }
     SECTION("templates: renders with a shipped target's templates") {
         config.write("ccl-harness/clusters/mybox.yaml", local_profile_named("mybox") + "templates: local\n");
-        CHECK(ClusterProfile::find("mybox").templates == "local");
+        CHECK(ClusterProfile::find("mybox", harness_home()).templates == "local");
     }
     SECTION("a broken user profile is an input error with file:line") {
         config.write("ccl-harness/clusters/broken.yaml", "name: broken\nscheduler: pbs\n");
         try {
-            ClusterProfile::find("broken");
+            ClusterProfile::find("broken", harness_home());
             FAIL("no error");
         } catch (const HarnessError& error) {
             CHECK(error.code() == k_exit_usage);
@@ -126,7 +126,7 @@ TEST_CASE("--cluster NAME finds user profiles before the shipped ones") {
     SECTION("an unknown name lists the names of both places and the directories searched") {
         config.write("ccl-harness/clusters/mybox.yaml", local_profile_named("mybox"));
         try {
-            ClusterProfile::find("mybx");
+            ClusterProfile::find("mybx", harness_home());
             FAIL("no error");
         } catch (const HarnessError& error) {
             CHECK(error.code() == k_exit_usage);
@@ -148,7 +148,7 @@ TEST_CASE("only an absolute XDG_CONFIG_HOME counts") {
     {
         const ScopedEnv xdg("XDG_CONFIG_HOME", nullptr);
         home.write(".config/ccl-harness/clusters/mybox.yaml", local_profile_named("mybox"));
-        CHECK(ClusterProfile::find("mybox").found == ProfileSource::user);
+        CHECK(ClusterProfile::find("mybox", harness_home()).found == ProfileSource::user);
     }
 }
 
@@ -160,20 +160,20 @@ TEST_CASE("--cluster PATH names a profile file") {
     CHECK(is_profile_path("sub/mine"));
     CHECK_FALSE(is_profile_path("perlmutter"));
 
-    const ClusterProfile by_path = ClusterProfile::find(file.string());
+    const ClusterProfile by_path = ClusterProfile::find(file.string(), harness_home());
     CHECK(by_path.found == ProfileSource::path);
     CHECK(by_path.source == file);
-    const ClusterProfile relative = ClusterProfile::find("mine.yaml", dir.path());
+    const ClusterProfile relative = ClusterProfile::find("mine.yaml", harness_home(), dir.path());
     CHECK(relative.source == dir.path() / "mine.yaml");
     CHECK(relative.name == "mine");
 
     SECTION("a missing file") {
-        CHECK_THROWS_WITH(ClusterProfile::find((dir.path() / "nope.yaml").string()),
+        CHECK_THROWS_WITH(ClusterProfile::find((dir.path() / "nope.yaml").string(), harness_home()),
                           Catch::Contains("nope.yaml") && Catch::Contains("no such file"));
     }
     SECTION("checked like any profile, with file:line") {
         const fs::path other = dir.write("other.yaml", local_profile_named("somebody"));
-        CHECK_THROWS_WITH(ClusterProfile::find(other.string()),
+        CHECK_THROWS_WITH(ClusterProfile::find(other.string(), harness_home()),
                           Catch::Contains(other.string() + ":2:7: name: must match the file name \"other\""));
     }
 }

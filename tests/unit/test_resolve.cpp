@@ -44,12 +44,12 @@ TEST_CASE("an unknown scheduler names the profile file and line", "[resolve]") {
     TempDir dir;
     const fs::path file = dir.write("mine.yaml",
                                     "name: mine\nscheduler: pbs\naccelerator:\n  type: GPU\n  models: [a]\n  per_node: 1\n");
-    CHECK_THROWS_WITH(ClusterProfile::find(file.string()),
+    CHECK_THROWS_WITH(ClusterProfile::find(file.string(), harness_home()),
                       Catch::Contains(file.string() + ":2:12: scheduler: expected one of slurm, tpu-vm, gke, local"));
     // The schema's choices are case-insensitive; the enum follows them.
     const fs::path upper = dir.write("upper.yaml",
                                      "name: upper\nscheduler: Slurm\naccelerator:\n  type: GPU\n  models: [a]\n  per_node: 1\n");
-    CHECK(ClusterProfile::find(upper.string()).scheduler == Scheduler::slurm);
+    CHECK(ClusterProfile::find(upper.string(), harness_home()).scheduler == Scheduler::slurm);
 }
 
 TEST_CASE("resolve gives the plan render writes for every reference card", "[resolve]") {

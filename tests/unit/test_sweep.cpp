@@ -75,13 +75,15 @@ TEST_CASE("sweep.json reads back what was written", "[sweep]") {
     record.card = "/cards/x.yaml";
     record.card_sha256 = "ab";
     record.axes = {{"a", {"1", "2"}}};
-    record.points.push_back({{"a=1"}, PointState::completed, "", "/r/1", "/r/1.tar.zst", 0});
-    record.points.push_back({{"a=2"}, PointState::skipped, "tp: too big", "", "", std::nullopt});
+    record.points.push_back({{"a=1"}, PointState::completed, "", "/r/1", "/r/1.tar.zst", 0, "916_0", "COMPLETED"});
+    record.points.push_back({{"a=2"}, PointState::skipped, "tp: too big", "", "", std::nullopt, "", ""});
     record.save(dir.path());
     const SweepRecord back = SweepRecord::load(dir.path());
     CHECK(back.to_json().dump() == record.to_json().dump());
     CHECK(back.points[1].state == PointState::skipped);
     CHECK(!back.points[1].exit_code);
+    CHECK(back.points[0].job_id == "916_0"); // a Slurm array task, for --resume and status
+    CHECK(back.points[0].slurm_state == "COMPLETED");
 }
 
 TEST_CASE("a damaged sweep.json is an input error naming the file", "[sweep]") {
@@ -140,9 +142,9 @@ TEST_CASE("a sweep's outcome carries the points as sweep.json writes them", "[sw
     outcome.id = "sweep-x";
     outcome.sweep_dir = "/r/sweep-x";
     outcome.card = "/cards/x.yaml";
-    outcome.points.push_back({{"a=1"}, PointState::completed, "", "/r/sweep-x/1", "/r/sweep-x/1.tar.zst", 0});
-    outcome.points.push_back({{"a=2"}, PointState::failed, "traces missing: rank 1", "/r/sweep-x/2", "", 1});
-    outcome.points.push_back({{"a=3"}, PointState::skipped, "tp: too big", "", "", std::nullopt});
+    outcome.points.push_back({{"a=1"}, PointState::completed, "", "/r/sweep-x/1", "/r/sweep-x/1.tar.zst", 0, "", ""});
+    outcome.points.push_back({{"a=2"}, PointState::failed, "traces missing: rank 1", "/r/sweep-x/2", "", 1, "", ""});
+    outcome.points.push_back({{"a=3"}, PointState::skipped, "tp: too big", "", "", std::nullopt, "", ""});
     outcome.exit_code = 1;
     SweepRecord record;
     record.points = outcome.points;
@@ -164,7 +166,7 @@ TEST_CASE("a sweep's outcome carries the points as sweep.json writes them", "[sw
     SECTION("a dry run wrote nothing") {
         SweepOutcome dry;
         dry.dry_run = true;
-        dry.points = {outcome.points[2], {{"a=4"}, PointState::pending, "", "", "", std::nullopt}};
+        dry.points = {outcome.points[2], {{"a=4"}, PointState::pending, "", "", "", std::nullopt, "", ""}};
         CHECK(sweep_outcome_to_json(dry).find("sweep_dir")->is_null());
         CHECK_THAT(format_sweep_outcome(dry), Catch::Contains("2 point(s), 1 to run, 1 skipped"));
     }
