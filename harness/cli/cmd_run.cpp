@@ -44,6 +44,8 @@ void add_run(CLI::App& sub, Action& action) {
     sub.add_flag("--dry-run", options->dry_run, "render and print what would be submitted and where; run nothing");
     sub.add_option("--out", options->dry_run_out, "with --dry-run: also write the rendered files to this directory");
     sub.add_flag("--teardown", options->teardown, "TPU: delete the queued resource when the run ends");
+    sub.add_flag("--requeue", options->requeue,
+                 "Slurm: let the scheduler requeue the job when a node fails (default: the run ends with the scheduler's reason)");
     sub.add_flag("!--no-pack", options->pack,
                  "do not pack a bundle when the run completes (pack it later with `ccl-harness pack DIR`)");
     sub.add_option("--grace", options->grace_seconds,

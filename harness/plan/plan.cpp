@@ -180,6 +180,7 @@ Plan make_plan(const WorkloadCard& card, const ClusterProfile& cluster, bool str
         plan_tpu_placement(card, cluster, plan, origin, findings);
     }
     plan_framework(card, plan, findings);
+    check_socket_interfaces(plan, findings);
     return plan;
 }
 

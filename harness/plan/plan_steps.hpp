@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace harness {
 
@@ -75,6 +76,14 @@ void plan_container_and_source(const WorkloadCard& card, const ClusterProfile& c
 /// the extra arguments.
 void plan_environment(const WorkloadCard& card, const ClusterProfile& cluster, Plan& plan, PlanOrigins& origin,
                       PlanFindings& findings);
+
+/// The loopback names in a GLOO_SOCKET_IFNAME or NCCL_SOCKET_IFNAME value ("lo", "lo0"), in
+/// order; empty when none is pinned (an NCCL '^' list excludes them).
+std::vector<std::string> loopback_interfaces(const std::string& value);
+
+/// Checks that a multi-node plan does not pin gloo's or NCCL's sockets to the loopback interface
+/// (plan_network.cpp), reported at the card field that sets it.
+void check_socket_interfaces(const Plan& plan, PlanFindings& findings);
 
 /// Decides a TPU run's slice (type, grid, VMs) and the geometry it imposes: one node per TPU VM.
 void plan_tpu_slice(const WorkloadCard& card, const ClusterProfile& cluster, Plan& plan, PlanOrigins& origin, PlanFindings& findings);

@@ -22,6 +22,7 @@ struct ExecutionContext {
     bool interactive = false;      ///< a terminal: live progress line
     double grace_seconds = 5;      ///< between SIGTERM and SIGKILL
     bool teardown = false;         ///< delete cloud resources the run created
+    bool requeue = false;          ///< Slurm: the job may be requeued when a node fails
     const SecretScrubber& secrets; ///< applied to rank output before it reaches a log or the terminal
     Environment job_secrets;       ///< the card's secret-named env with values: handed to the job, never written
     std::size_t redacted = 0;      ///< out: secret values replaced in the output as it streamed

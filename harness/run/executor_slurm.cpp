@@ -4,24 +4,95 @@
 
 #include <fmt/format.h>
 #include <ostream>
+#include <regex>
 
 namespace harness {
 
 namespace {
 
-void save_accounting(const SlurmClient& slurm, const std::string& job, const fs::path& run_dir, RunRecord& record,
-                     const SecretScrubber& secrets) {
+SlurmAccounting save_accounting(const SlurmClient& slurm, const std::string& job, const fs::path& run_dir, RunRecord& record,
+                                const SecretScrubber& secrets) {
     const fs::path dir = run_dir / "accounting";
     fs::create_directories(dir);
-    const SlurmAccounting accounting = slurm.accounting(job);
+    SlurmAccounting accounting = slurm.accounting(job);
     write_file_atomic(dir / "scontrol.txt", secrets.scrub(accounting.scontrol));
     write_file_atomic(dir / "sacct.txt", secrets.scrub(accounting.sacct));
     record.scheduler["accounting"] = Json(
         Json::Object{{"source", accounting.source}, {"sacct", "accounting/sacct.txt"}, {"scontrol", "accounting/scontrol.txt"}});
+    return accounting;
+}
+
+/// The batch script's output file (the templates name it `logs/<name>-<job>.out`); empty when
+/// there is none.
+fs::path batch_output(const fs::path& rendered, const std::string& job) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(rendered / "logs", ec)) {
+        if (ends_with(entry.path().filename().string(), "-" + job + ".out")) {
+            return entry.path();
+        }
+    }
+    return {};
+}
+
+/// What a rank died of, in its own words: the last line of its log that names a Python
+/// exception ("RuntimeError: ..."), else the last that says "error". slurmstepd's own lines,
+/// which srun appends to the task's output when it ends the step, are not the rank's. Empty
+/// when there is none.
+std::string last_error_line(const fs::path& log) {
+    std::error_code ec;
+    if (log.empty() || !fs::is_regular_file(log, ec)) {
+        return {};
+    }
+    static const std::regex exception(R"(^[A-Za-z_.]*(Error|Exception)\b.*)");
+    std::string raised;
+    std::string said;
+    for (const std::string& line : split(tail_lines(log, 40), '\n')) {
+        const std::string text = trim(line);
+        if (starts_with(text, "slurmstepd")) {
+            continue;
+        }
+        if (std::regex_match(text, exception)) {
+            raised = text;
+        } else if (to_lower(text).find("error") != std::string::npos) {
+            said = text;
+        }
+    }
+    return raised.empty() ? said : raised;
+}
+
+/// The run record's reason for a job that did not complete: the scheduler's verdict, what
+/// srun and sacct say about which node and rank failed, the failing rank's own last error, and
+/// the end of the batch output.
+std::string failure_reason(const ExecutionContext& context, const std::string& job, const SlurmOutcome& outcome,
+                           const SlurmAccounting& accounting) {
+    const fs::path rendered = context.dir.rendered();
+    const fs::path output = batch_output(rendered, job);
+    std::error_code ec;
+    const std::string batch_text = output.empty() || !fs::is_regular_file(output, ec) ? std::string() : tail_lines(output, 200);
+    const SrunReport report = parse_srun_report(batch_text);
+    const Plan& plan = context.run.plan;
+    std::string reason = outcome.reason;
+    const std::string detail = describe_job_failure(report, parse_sacct_rows(accounting.sacct),
+                                                    plan.tasks_per_node == plan.ranks_per_node);
+    if (!detail.empty()) {
+        reason += "; " + detail;
+    }
+    // The templates write task %t's output to logs/rank_%t.log (srun --output, filename pattern).
+    const auto task = first_failed_task(report);
+    if (task && all_digits(task->tasks)) {
+        const std::string said = last_error_line(rendered / "logs" / ("rank_" + task->tasks + ".log"));
+        if (!said.empty()) {
+            reason += fmt::format("; logs/rank_{}.log: {}", task->tasks, said);
+        }
+    }
+    if (!output.empty()) {
+        reason += fmt::format("; last lines of {}:\n{}", output.filename().string(), tail_lines(output, 10));
+    }
+    return context.secrets.scrub(reason);
 }
 
 /// The follow loop's events, recorded into the run record and said on `context.out`.
-SlurmFollowEvents follow_events(ExecutionContext& context, const std::string& job, std::string& last_line) {
+SlurmFollowEvents follow_events(ExecutionContext& context, const SlurmClient& slurm, const std::string& job, std::string& last_line) {
     SlurmFollowEvents events;
     events.controller_unreachable = [&context] { context.out << "slurm controller unreachable; retrying\n"; };
     events.requeued = [&context, job](long long restarts) {
@@ -35,7 +106,24 @@ SlurmFollowEvents follow_events(ExecutionContext& context, const std::string& jo
             context.record.transition(RunState::running, context.dir.path);
         }
     };
-    events.state_changed = [&context, job](const SlurmJob& view) {
+    events.state_changed = [&context, &slurm, job](const SlurmJob& view) {
+        if (view.state == "PENDING" && !view.reason.empty() && view.reason != "None") {
+            // Why the job waits, in the scheduler's words (a drained node shows as
+            // "ReqNodeNotAvail,_UnavailableNodes:node2", src/slurmctld/node_scheduler.c:2877),
+            // with why those nodes are out (one sinfo per change of reason, not per poll), kept in
+            // run.json so `status` can say it while the run waits.
+            std::vector<std::string> out_of_service;
+            if (const std::string nodes = unavailable_nodes(view.reason); !nodes.empty()) {
+                for (const SlurmNodeReason& node : slurm.node_reasons(nodes)) {
+                    out_of_service.push_back(fmt::format("{} {}: {}", node.node, node.state, node.reason));
+                }
+            }
+            const std::string nodes_said = out_of_service.empty() ? "" : " (" + join(out_of_service, "; ") + ")";
+            context.record.scheduler["pending_reason"] = view.reason + nodes_said;
+            context.record.save(context.dir.path);
+            context.out << fmt::format("job {}: pending: {}{}\n", job, view.reason, context.secrets.scrub(nodes_said));
+            return;
+        }
         if (!context.interactive) {
             context.out << fmt::format("job {}: {}{}\n", job, view.state,
                                        view.reason.empty() || view.reason == "None" ? "" : " (" + view.reason + ")");
@@ -64,7 +152,13 @@ void execute_slurm(ExecutionContext& context) {
     // reach it that way, never through a file of the run directory.
     Environment extra = context.job_secrets;
     extra.emplace_back("CCL_RUN_DIR", rendered.string());
-    const SlurmSubmission submitted = slurm.submit(context.run.launch_script, rendered, extra);
+    // Slurm requeues a batch job whose node fails when the job is requeueable, and JobRequeue
+    // makes every job so by default (src/slurmctld/job_mgr.c:3068; slurm.conf(5) JobRequeue=1):
+    // the job then waits, silently, for the node to return. A benchmark run should rather end
+    // with the scheduler's reason (job_mgr.c:3127, NODE_FAIL) and be run again on purpose,
+    // unless `run --requeue` asks for Slurm's way (follow_slurm_job follows the restarts).
+    const SlurmSubmission submitted = slurm.submit(context.run.launch_script, rendered, extra,
+                                                   {context.requeue ? "--requeue" : "--no-requeue"});
     if (!submitted.ok()) {
         record.transition(RunState::failed, context.dir.path, "sbatch refused the job: " + submitted.error);
         return;
@@ -80,20 +174,13 @@ void execute_slurm(ExecutionContext& context) {
     SystemSlurmWaiter waiter;
     const long long limit = parse_time_limit(context.run.plan.time_limit);
     const double unreachable_budget = static_cast<double>(std::max(600LL, limit));
-    SlurmOutcome outcome = follow_slurm_job(slurm, job, waiter, unreachable_budget, follow_events(context, job, last_line));
+    SlurmOutcome outcome = follow_slurm_job(slurm, job, waiter, unreachable_budget, follow_events(context, slurm, job, last_line));
     if (context.interactive) {
         context.out << "\n";
     }
-    save_accounting(slurm, job, context.dir.path, record, context.secrets);
+    const SlurmAccounting accounting = save_accounting(slurm, job, context.dir.path, record, context.secrets);
     if (outcome.state == RunState::failed || outcome.state == RunState::timeout) {
-        // The batch script's own output says what went wrong; quote its end.
-        std::error_code ec;
-        for (const auto& entry : fs::directory_iterator(rendered / "logs", ec)) {
-            if (ends_with(entry.path().filename().string(), "-" + job + ".out")) {
-                outcome.reason += fmt::format("; last lines of {}:\n{}", entry.path().filename().string(),
-                                              tail_lines(entry.path(), 10));
-            }
-        }
+        outcome.reason = failure_reason(context, job, outcome, accounting);
     }
     if (outcome.state == RunState::completed) {
         record.reason = outcome.reason;

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <fmt/format.h>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -93,8 +94,12 @@ ExitStatus SlurmClient::run(std::vector<std::string> argv, const fs::path& cwd, 
     return m_runner.run(command);
 }
 
-SlurmSubmission SlurmClient::submit(const fs::path& script, const fs::path& cwd, const Environment& extra) const {
-    const ExitStatus status = run({"sbatch", "--parsable", script.string()}, cwd, extra);
+SlurmSubmission SlurmClient::submit(const fs::path& script, const fs::path& cwd, const Environment& extra,
+                                    const std::vector<std::string>& options) const {
+    std::vector<std::string> argv{"sbatch", "--parsable"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.push_back(script.string());
+    const ExitStatus status = run(std::move(argv), cwd, extra);
     SlurmSubmission out;
     if (!status.ok()) {
         out.error = trim(status.output);
@@ -158,6 +163,122 @@ SlurmAccounting SlurmClient::accounting(const std::string& job) const {
     return out;
 }
 
+SrunReport parse_srun_report(const std::string& batch_output) {
+    // srun's own words (src/srun/libsrun/launch.c, _task_finish): error("%s: %s %s: Exited with
+    // exit code %d", hosts, "task"|"tasks", ids, rc), error("%s: %s %s: %s%s", ..., strsignal(sig),
+    // core) and error("%s: %s %s: Out Of Memory"); _node_fail_handler: error("Node failure on
+    // %s", nodelist). error() prefixes "srun: error: ".
+    static const std::regex task_end(R"(^srun: error: (\S+): tasks? ([0-9,\-]+): (.+)$)");
+    static const std::regex node_failure(R"(^srun: error: Node failure on (\S+)$)");
+    SrunReport out;
+    for (const std::string& raw : split(batch_output, '\n')) {
+        const std::string line = trim(raw);
+        std::smatch match;
+        if (std::regex_match(line, match, task_end)) {
+            out.task_ends.push_back({match[1].str(), match[2].str(), match[3].str()});
+        } else if (std::regex_match(line, match, node_failure)) {
+            out.failed_nodes.push_back(match[1].str());
+        }
+    }
+    return out;
+}
+
+std::vector<SacctRow> parse_sacct_rows(const std::string& table) {
+    std::vector<SacctRow> rows;
+    std::vector<std::string> header;
+    for (const std::string& raw : split(table, '\n')) {
+        const std::string line = trim(raw);
+        if (line.empty()) {
+            continue;
+        }
+        const std::vector<std::string> cells = split(line, '|');
+        if (header.empty()) {
+            header = cells;
+            continue;
+        }
+        SacctRow row;
+        for (std::size_t i = 0; i < cells.size() && i < header.size(); ++i) {
+            if (header[i] == "JobID") {
+                row.job_id = cells[i];
+            } else if (header[i] == "State") {
+                row.state = cells[i];
+            } else if (header[i] == "ExitCode") {
+                row.exit_code = cells[i];
+            } else if (header[i] == "NodeList") {
+                row.nodes = cells[i];
+            }
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::optional<SrunTaskEnd> first_failed_task(const SrunReport& report) {
+    for (const SrunTaskEnd& end : report.task_ends) {
+        if (starts_with(end.how, "Exited with exit code")) {
+            return end;
+        }
+    }
+    if (!report.task_ends.empty()) {
+        return report.task_ends.front();
+    }
+    return std::nullopt;
+}
+
+std::string describe_job_failure(const SrunReport& report, const std::vector<SacctRow>& rows, bool tasks_are_ranks) {
+    std::vector<std::string> parts;
+    for (const std::string& node : report.failed_nodes) {
+        parts.push_back(fmt::format("node {} failed (srun: Node failure on {})", node, node));
+    }
+    // After a node failure srun ends the surviving tasks itself ("Terminated"): they did not fail.
+    const auto task = first_failed_task(report);
+    const bool task_is_cause = task && (report.failed_nodes.empty() || starts_with(task->how, "Exited with exit code"));
+    if (task_is_cause) {
+        const bool one = task->tasks.find_first_of(",-") == std::string::npos;
+        const char* noun = tasks_are_ranks ? (one ? "rank" : "ranks") : (one ? "srun task" : "srun tasks");
+        parts.push_back(fmt::format("{} {} on {}: {}", noun, task->tasks, task->nodes, task->how));
+    }
+    // The job's own row repeats the verdict and the batch step only says the script ended;
+    // the numbered steps are the srun steps the ranks ran in.
+    for (const SacctRow& row : rows) {
+        const std::size_t dot = row.job_id.find('.');
+        if (dot == std::string::npos || !all_digits(row.job_id.substr(dot + 1)) || row.state == "COMPLETED") {
+            continue;
+        }
+        parts.push_back(fmt::format("step {} {} with exit code {} on {}", row.job_id, row.state, row.exit_code, row.nodes));
+    }
+    return join(parts, "; ");
+}
+
+std::vector<SlurmNodeReason> SlurmClient::node_reasons(const std::string& nodes) const {
+    const ExitStatus status = run({"sinfo", "-h", "-R", "-n", nodes, "-o", "%n|%T|%E"});
+    std::vector<SlurmNodeReason> out;
+    if (!status.ok()) {
+        return out;
+    }
+    for (const std::string& line : split(trim(status.output), '\n')) {
+        const std::size_t first = line.find('|');
+        const std::size_t second = first == std::string::npos ? first : line.find('|', first + 1);
+        if (second == std::string::npos) {
+            continue;
+        }
+        // The reason is free text and may hold '|' itself: it is all that follows.
+        out.push_back({trim(line.substr(0, first)), trim(line.substr(first + 1, second - first - 1)), trim(line.substr(second + 1))});
+    }
+    return out;
+}
+
+std::string unavailable_nodes(const std::string& reason) {
+    // "ReqNodeNotAvail, UnavailableNodes:%s" (src/slurmctld/node_scheduler.c:2877), its spaces
+    // made '_' by scontrol (src/scontrol/info_job.c:236-242).
+    static const std::string k_marker = "UnavailableNodes:";
+    const std::size_t at = reason.find(k_marker);
+    if (at == std::string::npos) {
+        return {};
+    }
+    return trim(reason.substr(at + k_marker.size()));
+}
+
 std::optional<RunState> slurm_final_state(const std::string& state) {
     if (state == "COMPLETED") {
         return RunState::completed;
@@ -198,6 +319,7 @@ template <typename... Args, typename... Values> void notify(const std::function<
 /// The loop's memory between polls.
 struct FollowState {
     std::string last_state;
+    std::string last_reason;
     bool started = false;
     bool cancel_sent = false;
     std::optional<double> unreachable_since;
@@ -225,7 +347,12 @@ std::optional<SlurmOutcome> observe(const std::string& job, const SlurmJob& view
             notify(events.started, view);
         }
         notify(events.state_changed, view);
+    } else if (view.reason != state.last_reason) {
+        // A pending job's Reason is why it waits (Priority, Resources, ReqNodeNotAvail...): a
+        // user waiting hours needs to hear when it changes, not only the state.
+        notify(events.state_changed, view);
     }
+    state.last_reason = view.reason;
     if (const auto done = slurm_final_state(view.state)) {
         SlurmOutcome out = seen;
         out.state = *done;

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace harness {
 
@@ -46,15 +47,28 @@ struct SlurmAccounting {
     std::string source;   ///< "sacct", or "sacct -c" (the job completion file) without slurmdbd
 };
 
+/// A node out of service, as `sinfo -R` gives it.
+struct SlurmNodeReason {
+    std::string node;   ///< "node2"
+    std::string state;  ///< "drained", "down", "draining"...
+    std::string reason; ///< "maintenance", "Not responding"...
+};
+
+/// The hostlist a pending job's Reason says is unavailable ("ReqNodeNotAvail,_UnavailableNodes:
+/// node2" gives "node2"); empty when it names none.
+std::string unavailable_nodes(const std::string& reason);
+
 class SlurmClient {
 public:
     /// Runs every command through `runner` with this process's environment plus the profile's
     /// SLURM_CONF, when it names one. `runner` must outlive the client.
     SlurmClient(ProcessRunner& runner, const ClusterProfile& cluster);
 
-    /// `sbatch --parsable SCRIPT` started in `cwd`, with `extra` added to the environment
-    /// (sbatch hands it to the job).
-    SlurmSubmission submit(const fs::path& script, const fs::path& cwd, const Environment& extra) const;
+    /// `sbatch --parsable [OPTIONS] SCRIPT` started in `cwd`, with `extra` added to the
+    /// environment (sbatch hands it to the job). Options on the command line override the
+    /// script's #SBATCH lines (sbatch(1), "INPUT ENVIRONMENT VARIABLES").
+    SlurmSubmission submit(const fs::path& script, const fs::path& cwd, const Environment& extra,
+                           const std::vector<std::string>& options = {}) const;
     /// `scontrol show job -o JOB`. "Invalid job id" (the record aged out, MinJobAge) is neither
     /// known nor unreachable; any other failure is an unreachable controller.
     SlurmJob query(const std::string& job) const;
@@ -65,6 +79,9 @@ public:
     std::string completed_state(const std::string& job) const;
     /// scontrol's long form and sacct's table (falling back to `sacct -c` without slurmdbd).
     SlurmAccounting accounting(const std::string& job) const;
+    /// `sinfo -h -R -n NODES -o %n|%T|%E`: which of `nodes` (a hostlist) are down, drained or
+    /// failing, and the reason an admin or slurmctld gave; empty when none, or when sinfo fails.
+    std::vector<SlurmNodeReason> node_reasons(const std::string& nodes) const;
 
 private:
     ExitStatus run(std::vector<std::string> argv, const fs::path& cwd = {}, const Environment& extra = {}) const;
@@ -72,6 +89,40 @@ private:
     ProcessRunner& m_runner;
     Environment m_env;
 };
+
+/// One line in which srun reports tasks that ended badly, e.g. "srun: error: node2: task 3:
+/// Exited with exit code 1" or "srun: error: node1: tasks 0-1: Terminated".
+struct SrunTaskEnd {
+    std::string nodes; ///< the tasks' hosts, as srun compresses them ("node2", "node[1-2]")
+    std::string tasks; ///< task ids: "3", "0-1", "0,2-3"
+    std::string how;   ///< "Exited with exit code 1", "Terminated", "Killed", "Out Of Memory"
+};
+
+/// srun's task reports in the order it printed them, then the nodes it said failed ("srun:
+/// error: Node failure on node2"), from a batch job's output.
+struct SrunReport {
+    std::vector<SrunTaskEnd> task_ends;
+    std::vector<std::string> failed_nodes;
+};
+SrunReport parse_srun_report(const std::string& batch_output);
+
+/// One row of `sacct --parsable2` with its header line; the columns it lacks are empty.
+struct SacctRow {
+    std::string job_id; ///< "42", "42.batch", "42.0"
+    std::string state;  ///< "FAILED", "CANCELLED by 0", "NODE_FAIL"...
+    std::string exit_code;
+    std::string nodes;
+};
+std::vector<SacctRow> parse_sacct_rows(const std::string& table);
+
+/// What srun's report and sacct's step rows say about a failed job, for the run record: the
+/// node that failed, the task that failed first (named a rank when `tasks_are_ranks`: one srun
+/// task per rank), and the steps that did not complete. Empty when they say nothing.
+std::string describe_job_failure(const SrunReport& report, const std::vector<SacctRow>& rows, bool tasks_are_ranks);
+
+/// The task srun reported failing first: the first report of an exit code, else the first
+/// report at all (the tasks srun then ended itself, --kill-on-bad-exit, come after it).
+std::optional<SrunTaskEnd> first_failed_task(const SrunReport& report);
 
 /// Where a Slurm state leaves the run; nullopt while the job may still run (incl. REQUEUED).
 std::optional<RunState> slurm_final_state(const std::string& state);
@@ -101,7 +152,7 @@ struct SlurmFollowEvents {
     std::function<void()> controller_unreachable;       ///< first failed poll of a run of them
     std::function<void(long long restarts)> requeued;   ///< the restart count grew
     std::function<void(const SlurmJob&)> started;       ///< first seen in a state past RUNNING's start
-    std::function<void(const SlurmJob&)> state_changed; ///< a new JobState
+    std::function<void(const SlurmJob&)> state_changed; ///< a new JobState, or a new Reason for it
     std::function<void(const SlurmJob&)> progress;      ///< every poll of a job not yet over
     std::function<void()> cancelling;                   ///< Ctrl-C: scancel is about to run
 };

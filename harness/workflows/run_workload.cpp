@@ -207,8 +207,9 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
                                 const RenderedRun& run, const RunOptions& options, const std::optional<ReproducedBundle>& reproduces,
                                 std::ostream& out) {
     const std::shared_ptr<StagedRun> staged = stage_rendered_run(card, cluster, target, run, options, reproduces, out);
-    ExecutionContext context{staged->run,       staged->cluster,       staged->dir,      staged->record,        out,
-                             progress_wanted(), options.grace_seconds, options.teardown, staged->facts.secrets, staged->job_secrets};
+    ExecutionContext context{staged->run,        staged->cluster,       staged->dir,      staged->record,  out,
+                             progress_wanted(),  options.grace_seconds, options.teardown, options.requeue, staged->facts.secrets,
+                             staged->job_secrets};
     executor_for(cluster.scheduler).execute(context);
     staged->facts.redacted_while_running = context.redacted;
     return finish_staged_run(*staged, out);

@@ -26,6 +26,9 @@ struct RunOptions {
     bool dry_run = false;
     fs::path dry_run_out; ///< with --dry-run: also write the rendered files here
     bool teardown = false;
+    /// Slurm: let the scheduler requeue the job when one of its nodes fails (sbatch --requeue);
+    /// by default a node failure ends the run with the scheduler's reason.
+    bool requeue = false;
     double grace_seconds = 5;              ///< checked by check_grace_seconds (executor.hpp)
     std::vector<std::string> secret_names; ///< --secret NAME: variables whose values are secrets whatever their names
     bool pack = true;                      ///< pack a bundle when the run completes

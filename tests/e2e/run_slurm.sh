@@ -111,7 +111,7 @@ wait "$harness" || status=$?
 grep -q "controller unreachable" "$SCRATCH/restart.log" && pass || fail "the outage was not noticed"
 
 # 7. A requeued job is followed, not lost: it runs again and completes.
-(misbehave short) >"$SCRATCH/requeue.log" 2>&1 &
+(misbehave short --requeue) >"$SCRATCH/requeue.log" 2>&1 &
 harness=$!
 wait_for "$SCRATCH/requeue.log" "RUNNING" 30 || fail "job never ran"
 job=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' "$SCRATCH/requeue.log")

@@ -15,6 +15,10 @@
 //   sbatch --parsable      src/sbatch/sbatch.c:349-351 "%u" then ";%s" with a cluster;
 //                          :331 error("Batch job submission failed: %m")
 //   sacct --parsable2      src/sacct/print.c:1963 "%s by %u" for a cancelled job's State
+//   srun's task reports    src/srun/launch.c:316 _task_finish, :388 "%s: %s %s: Exited with exit
+//                          code %d", :377 "Out Of Memory"; src/srun/allocate.c:157 "Node failure on
+//                          %s". The batch outputs below are Slurm 22.05.8's on clusters/slurm-multi.
+//   pending reasons        src/slurmctld/node_scheduler.c:2877 "ReqNodeNotAvail, UnavailableNodes:%s"
 #include "run/slurm_client.hpp"
 
 #include <catch2/catch.hpp>
@@ -131,11 +135,11 @@ struct Recorder {
 
     SlurmFollowEvents hooks() {
         SlurmFollowEvents out;
-        out.controller_unreachable = [this] { events.push_back("unreachable"); };
+        out.controller_unreachable = [this] { events.emplace_back("unreachable"); };
         out.requeued = [this](long long restarts) { events.push_back("requeued " + std::to_string(restarts)); };
         out.started = [this](const SlurmJob& job) { events.push_back("started on " + job.nodes); };
         out.state_changed = [this](const SlurmJob& job) { events.push_back(job.state + " (" + job.reason + ")"); };
-        out.cancelling = [this] { events.push_back("cancelling"); };
+        out.cancelling = [this] { events.emplace_back("cancelling"); };
         return out;
     }
 };
@@ -356,5 +360,144 @@ TEST_CASE("accounting falls back to the job completion file without slurmdbd", "
     CHECK(accounting.source == "sacct -c");
     CHECK(accounting.sacct == "JobID|State\n42|COMPLETED\n");
     CHECK(accounting.scontrol == "JobId=42 JobName=ccl\n");
+    CHECK(runner.done());
+}
+
+namespace {
+
+/// A rank on node2 exited 1 under srun --kill-on-bad-exit=1 (job 74 on clusters/slurm-multi).
+const std::string k_rank_failed = "srun: cluster configuration lacks support for cpu binding\n"
+                                  "srun: error: node2: task 3: Exited with exit code 1\n"
+                                  "srun: launch/slurm: _step_signal: Terminating StepId=74.0\n"
+                                  "srun: error: node2: task 2: Terminated\n"
+                                  "srun: error: node1: tasks 0-1: Terminated\n"
+                                  "srun: Force Terminated StepId=74.0\n";
+
+/// node2's slurmd killed -9 under a --no-requeue job (job 77).
+const std::string k_node_failed =
+    "srun: cluster configuration lacks support for cpu binding\n"
+    "srun: error: Node failure on node2\n"
+    "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+    "slurmstepd-node1: error: *** JOB 77 ON node1 CANCELLED AT 2026-11-24T09:33:39 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR "
+    "DETAILS ***\n"
+    "srun: got SIGCONT\n"
+    "srun: forcing job termination\n"
+    "srun: error: node1: tasks 0-1: Terminated\n"
+    "srun: launch/slurm: _step_signal: Terminating StepId=77.0\n";
+
+const std::string k_sacct_node_failed =
+    "JobID|JobName|State|ExitCode|Elapsed|Start|End|NodeList|AllocCPUS|AllocTRES\n"
+    "77|tiny-ddp-2x2|NODE_FAIL|0:0|00:00:36|2026-11-24T09:33:03|2026-11-24T09:33:39|node[1-2]|256|billing=256,cpu=256,node=2\n"
+    "77.batch|batch|CANCELLED|0:15|00:00:36|2026-11-24T09:33:03|2026-11-24T09:33:39|node1|128|cpu=128,mem=0,node=1\n"
+    "77.0|python3|CANCELLED|0:15|00:00:35|2026-11-24T09:33:04|2026-11-24T09:33:39|node[1-2]|256|cpu=256,mem=0,node=2\n";
+
+} // namespace
+
+TEST_CASE("srun's report names the failing task and node, then the ones it ended", "[slurm_client]") {
+    const SrunReport report = parse_srun_report(k_rank_failed);
+    REQUIRE(report.task_ends.size() == 3);
+    CHECK(report.task_ends[0].nodes == "node2");
+    CHECK(report.task_ends[0].tasks == "3");
+    CHECK(report.task_ends[0].how == "Exited with exit code 1");
+    CHECK(report.task_ends[2].nodes == "node1");
+    CHECK(report.task_ends[2].tasks == "0-1");
+    CHECK(report.task_ends[2].how == "Terminated");
+    CHECK(report.failed_nodes.empty());
+    SECTION("the first exit code is the cause even when a signal was reported before it") {
+        const SrunReport signalled = parse_srun_report("srun: error: node1: task 0: Killed\n"
+                                                       "srun: error: node[1-2]: tasks 1,3: Exited with exit code 2\n");
+        const auto first = first_failed_task(signalled);
+        REQUIRE(first);
+        CHECK(first->tasks == "1,3");
+        CHECK(first->nodes == "node[1-2]");
+    }
+    SECTION("a node failure") {
+        const SrunReport node = parse_srun_report(k_node_failed);
+        CHECK(node.failed_nodes == std::vector<std::string>{"node2"});
+        REQUIRE(node.task_ends.size() == 1);
+        CHECK(node.task_ends[0].how == "Terminated");
+    }
+    SECTION("nothing from srun") { CHECK_FALSE(first_failed_task(parse_srun_report("hello\nsrun: error: something else\n"))); }
+}
+
+TEST_CASE("sacct's parsable table reads by its header", "[slurm_client]") {
+    const std::vector<SacctRow> rows = parse_sacct_rows(k_sacct_node_failed);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].job_id == "77");
+    CHECK(rows[0].state == "NODE_FAIL");
+    CHECK(rows[2].job_id == "77.0");
+    CHECK(rows[2].exit_code == "0:15");
+    CHECK(rows[2].nodes == "node[1-2]");
+    SECTION("other columns, another order, a short row") {
+        const auto other = parse_sacct_rows("State|JobID\nCANCELLED by 0|42\nFAILED\n");
+        REQUIRE(other.size() == 2);
+        CHECK(other[0].state == "CANCELLED by 0");
+        CHECK(other[0].job_id == "42");
+        CHECK(other[1].job_id.empty());
+    }
+    CHECK(parse_sacct_rows("").empty());
+}
+
+TEST_CASE("a failed job is described by its failing rank or node", "[slurm_client]") {
+    const std::string steps = "JobID|State|ExitCode|NodeList\n74|FAILED|15:0|node[1-2]\n74.batch|FAILED|15:0|node1\n"
+                              "74.0|CANCELLED|0:15|node[1-2]\n74.1|COMPLETED|0:0|node1\n";
+    SECTION("a rank that exited 1") {
+        CHECK(describe_job_failure(parse_srun_report(k_rank_failed), parse_sacct_rows(steps), true) ==
+              "rank 3 on node2: Exited with exit code 1; step 74.0 CANCELLED with exit code 0:15 on node[1-2]");
+    }
+    SECTION("a launcher per node: tasks are not ranks") {
+        CHECK(describe_job_failure(parse_srun_report(k_rank_failed), {}, false) == "srun task 3 on node2: Exited with exit code 1");
+    }
+    SECTION("a node failure: the tasks srun ended are not blamed") {
+        CHECK(describe_job_failure(parse_srun_report(k_node_failed), parse_sacct_rows(k_sacct_node_failed), true) ==
+              "node node2 failed (srun: Node failure on node2); step 77.0 CANCELLED with exit code 0:15 on node[1-2]");
+    }
+    SECTION("nothing to say") { CHECK(describe_job_failure({}, {}, true).empty()); }
+}
+
+TEST_CASE("submit passes sbatch options before the script", "[slurm_client]") {
+    ScriptedRunner runner;
+    const SlurmClient client(runner, local_cluster());
+    runner.expect("sbatch --parsable --no-requeue /r/launch.sh", "43\n");
+    CHECK(client.submit("/r/launch.sh", "/r", {}, {"--no-requeue"}).job_id == "43");
+    CHECK(runner.done());
+}
+
+TEST_CASE("a pending job's changing reason is said, each change once", "[slurm_client]") {
+    ScriptedRunner runner;
+    runner.expect(k_query, job_line("PENDING", "ReqNodeNotAvail,_UnavailableNodes:node2", 0, "0:0", "(null)"))
+        .expect(k_query, job_line("PENDING", "ReqNodeNotAvail,_UnavailableNodes:node2", 0, "0:0", "(null)"))
+        .expect(k_query, job_line("PENDING", "Resources", 0, "0:0", "(null)"))
+        .expect(k_query, job_line("RUNNING", "None", 0, "0:0", "node[1-2]"))
+        .expect(k_query, job_line("COMPLETED", "None", 0, "0:0", "node[1-2]"));
+    const SlurmClient client(runner, local_cluster());
+    ScriptedWaiter waiter;
+    Recorder recorder;
+    follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
+    CHECK(runner.done());
+    CHECK(recorder.events == std::vector<std::string>{"PENDING (ReqNodeNotAvail,_UnavailableNodes:node2)", "PENDING (Resources)",
+                                                      "started on node[1-2]", "RUNNING (None)", "COMPLETED (None)"});
+}
+
+TEST_CASE("the nodes a pending job waits for, and why they are out", "[slurm_client]") {
+    CHECK(unavailable_nodes("ReqNodeNotAvail,_UnavailableNodes:node2") == "node2");
+    CHECK(unavailable_nodes("ReqNodeNotAvail,_UnavailableNodes:node[2-3]") == "node[2-3]");
+    CHECK(unavailable_nodes("Resources").empty());
+    ScriptedRunner runner;
+    const SlurmClient client(runner, local_cluster());
+    const std::string sinfo = "sinfo -h -R -n node[2-3] -o %n|%T|%E";
+    SECTION("drained and down") {
+        runner.expect(sinfo, "node2|drained|rack 4 maintenance | ticket 12\nnode3|down|Not responding\n");
+        const auto reasons = client.node_reasons("node[2-3]");
+        REQUIRE(reasons.size() == 2);
+        CHECK(reasons[0].node == "node2");
+        CHECK(reasons[0].state == "drained");
+        CHECK(reasons[0].reason == "rack 4 maintenance | ticket 12");
+        CHECK(reasons[1].reason == "Not responding");
+    }
+    SECTION("sinfo fails: nothing to add") {
+        runner.expect(sinfo, "sinfo: error: Unable to contact slurm controller (connect failure)\n", 1);
+        CHECK(client.node_reasons("node[2-3]").empty());
+    }
     CHECK(runner.done());
 }
