@@ -13,6 +13,9 @@ set -euo pipefail
 
 STATE_DIR=${CCL_SLURM_LOCAL_DIR:-/tmp/ccl-harness-slurm-local}
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REALMEM_OVERRIDE=${CCL_SLURM_LOCAL_REALMEM:-}
+# shellcheck source=clusters/lib/slurm_daemons.sh
+source "$SCRIPT_DIR/../lib/slurm_daemons.sh"
 CTLD_PORT=${CCL_SLURM_LOCAL_CTLD_PORT:-6817}
 SLURMD_PORT=${CCL_SLURM_LOCAL_SLURMD_PORT:-6818}
 START_TIMEOUT=${CCL_SLURM_LOCAL_START_TIMEOUT:-60}
@@ -85,17 +88,6 @@ ensure_packages() {
     ((rc == 0)) || die "apt-get install failed (rc=$rc)"
 }
 
-# pid of a running daemon named $1 whose pid file is $2, or nothing (exit 1).
-daemon_pid() {
-    local name=$1 file=$2 pid comm
-    [[ -r $file ]] || return 1
-    pid=$(tr -dc '0-9' <"$file" 2>/dev/null || true)
-    [[ -n $pid ]] || return 1
-    comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
-    [[ $comm == "$name" ]] || return 1
-    pid_alive "$pid" || return 1
-    printf '%s\n' "$pid"
-}
 
 munged_pid() { daemon_pid munged "$MUNGE_PID"; }
 slurmctld_pid() { daemon_pid slurmctld "$CTLD_PID"; }
@@ -116,13 +108,6 @@ write_if_changed() {
     fi
 }
 
-real_memory_mb() {
-    if [[ -n ${CCL_SLURM_LOCAL_REALMEM:-} ]]; then
-        printf '%s\n' "$CCL_SLURM_LOCAL_REALMEM"
-    else
-        awk '/^MemTotal:/ { printf "%d\n", $2 / 1024 }' /proc/meminfo
-    fi
-}
 
 write_configs() {
     local mem
@@ -187,17 +172,6 @@ optional $SPANK_SO gateway=$SHIFTER_GATEWAY default_type=docker
 EOF
 }
 
-make_devices() {
-    local i dev
-    mkdir -p "$DEV_DIR"
-    for i in 0 1 2 3; do
-        dev=$DEV_DIR/nvidia$i
-        if [[ ! -c $dev ]]; then
-            rm -f "$dev"
-            mknod -m 0666 "$dev" c 195 "$i"
-        fi
-    done
-}
 
 build_spank() {
     [[ -f $SPANK_SRC ]] || die "missing $SPANK_SRC"
@@ -224,45 +198,8 @@ prepare_state() {
     write_configs
 }
 
-prepare_munge() {
-    id munge >/dev/null 2>&1 || die "no munge user (is the munge package installed?)"
-    mkdir -p "$MUNGE_DIR"
-    chown munge:munge "$MUNGE_DIR"
-    chmod 0755 "$MUNGE_DIR"
-    # munged's default socket directory; not used by this cluster but munge tools expect it.
-    mkdir -p /run/munge
-    chown munge:munge /run/munge
-    chmod 0755 /run/munge
-    if [[ ! -s $MUNGE_KEY ]]; then
-        rm -f "$MUNGE_KEY"
-        if ! mungekey --create --keyfile="$MUNGE_KEY" 2>/dev/null; then
-            dd if=/dev/urandom of="$MUNGE_KEY" bs=1024 count=1 status=none
-        fi
-    fi
-    chown munge:munge "$MUNGE_KEY"
-    chmod 0400 "$MUNGE_KEY"
-    runuser -u munge -- test -r "$MUNGE_KEY" ||
-        die "user munge cannot reach $MUNGE_KEY (is a parent of $STATE_DIR closed to other users?)"
-}
 
-# Run "$@" with only stdin/stdout/stderr open, so that daemons do not keep the caller's pipes
-# (e.g. `out=$(cluster.sh start)` or a test runner's fds) open forever.
-run_detached() {
-    (
-        local fd path
-        for path in /proc/"$BASHPID"/fd/*; do
-            fd=${path##*/}
-            if ((fd > 2)) && [[ -e $path ]]; then
-                exec {fd}>&-
-            fi
-        done
-        exec setsid -w "$@"
-    )
-}
 
-munge_works() {
-    munge -n -S "$MUNGE_SOCKET" 2>/dev/null | unmunge -S "$MUNGE_SOCKET" >/dev/null 2>&1
-}
 
 start_munged() {
     if munged_pid >/dev/null; then
@@ -271,7 +208,7 @@ start_munged() {
     local force=()
     # A socket left by a munged that died: no munged of ours runs, so take it over.
     [[ -e $MUNGE_SOCKET ]] && force=(--force)
-    run_detached runuser -u munge -- munged "${force[@]}" \
+    run_detached -w runuser -u munge -- munged "${force[@]}" \
         --socket="$MUNGE_SOCKET" --key-file="$MUNGE_KEY" --pid-file="$MUNGE_PID" \
         --log-file="$MUNGE_LOG" --seed-file="$MUNGE_SEED" \
         </dev/null >>"$MUNGE_OUT" 2>&1 || die "munged failed to start; see $MUNGE_OUT and $MUNGE_LOG"
@@ -285,12 +222,12 @@ start_munged() {
 
 start_slurmctld() {
     slurmctld_pid >/dev/null && return 0
-    run_detached slurmctld -f "$CONF" </dev/null >>"$CTLD_LOG" 2>&1 || die "slurmctld failed to start; see $CTLD_LOG"
+    run_detached -w slurmctld -f "$CONF" </dev/null >>"$CTLD_LOG" 2>&1 || die "slurmctld failed to start; see $CTLD_LOG"
 }
 
 start_slurmd() {
     slurmd_pid >/dev/null && return 0
-    run_detached slurmd -f "$CONF" -N "$NODE" </dev/null >>"$SLURMD_LOG" 2>&1 || die "slurmd failed to start; see $SLURMD_LOG"
+    run_detached -w slurmd -f "$CONF" -N "$NODE" </dev/null >>"$SLURMD_LOG" 2>&1 || die "slurmd failed to start; see $SLURMD_LOG"
 }
 
 node_state() {
@@ -355,13 +292,6 @@ cmd_start() {
     exit 1
 }
 
-# True while pid $1 exists and is not a zombie (PID 1 of a container may not reap).
-pid_alive() {
-    local stat
-    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-    stat=${stat##*) }
-    [[ ${stat:0:1} != Z ]]
-}
 
 # Wait for the given pids to exit; KILL what is left after STOP_TIMEOUT seconds.
 wait_pids() {

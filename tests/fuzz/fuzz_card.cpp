@@ -7,6 +7,7 @@
 #include "fuzz_support.hpp"
 #include "plan/plan.hpp"
 #include "plan/validate.hpp"
+#include "util/home.hpp"
 
 #include <cstdint>
 #include <string>
@@ -27,7 +28,7 @@ harness::ValidationResult validate_text(const std::string& text) {
         // threat model), and a fuzzer that writes "/dev/zero" there finds only that. Named
         // profiles (clusters/*.yaml) and the accelerator rule are planned.
         if (!result.diagnostics.has_errors() && card.launch.cluster.find('/') == std::string::npos) {
-            const ClusterProfile cluster = resolve_cluster(card, "");
+            const ClusterProfile cluster = resolve_cluster(card, "", harness_home());
             make_plan(card, cluster, true, result.diagnostics);
         }
     } catch (const HarnessError& e) {
