@@ -178,7 +178,12 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$MUNGE_SOCKET
+# cred_expire is also how long a requeued job waits before it may start again: a job requeued
+# after a node failure gets BeginTime = now + cred_expire + 1 (src/slurmctld/job_mgr.c:16102-16109,
+# batch_requeue_fini, in 22.05.8); the default 120 s (src/common/slurm_cred.c:84, minimum 5 at
+# :284-288) would make every requeue test wait two minutes. 20 s still covers a step launch on
+# a loaded 2-vCPU machine.
+AuthInfo=socket=$MUNGE_SOCKET,cred_expire=20
 StateSaveLocation=$CTLD_STATE
 # %n is slurmd's -N name (slurm.conf(5)): every node keeps its own spool, pid file and log.
 SlurmdSpoolDir=$STATE_DIR/spool/slurmd-%n

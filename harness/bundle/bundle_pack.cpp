@@ -312,10 +312,11 @@ void add_patch(Entries& entries, const RunInputs& inputs) {
     }
 }
 
-/// logs/ and accounting/, packed whole when present.
+/// logs/, accounting/ and container/ (the image record and the runtime's reports), packed whole
+/// when present.
 void add_optional_trees(Entries& entries, const fs::path& run_dir) {
     std::error_code ec;
-    for (const char* optional : {"logs", "accounting"}) {
+    for (const char* optional : {"logs", "accounting", "container"}) {
         const fs::file_status status = fs::symlink_status(run_dir / optional, ec);
         if (fs::is_directory(status)) {
             add_tree(entries, run_dir / optional, optional);

@@ -39,6 +39,7 @@ bool is_real_directory(const fs::path& path) {
 namespace {
 
 using verify_checks::check_card;
+using verify_checks::check_container;
 using verify_checks::check_interrupt;
 using verify_checks::check_metrics;
 using verify_checks::check_provenance;
@@ -205,6 +206,7 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
     check_card(dir, files, planned, report);
     check_metrics(dir, report.problems);
     check_provenance(dir, report.name, report.problems);
+    check_container(dir, report.problems);
     check_run_record(dir, report.name, report.problems);
     check_scripts(dir, files, report.problems);
     check_interrupt();

@@ -43,6 +43,10 @@ void check_provenance(const fs::path& dir, const std::string& name, Problems& pr
 /// metrics.json against the metrics recomputed from the bundle's traces.
 void check_metrics(const fs::path& dir, Problems& problems);
 
+/// provenance.json's container against container/image.json, container/packages.txt,
+/// container/ran-*.json and scripts/Containerfile (bundle_verify_container.cpp).
+void check_container(const fs::path& dir, Problems& problems);
+
 /// run.json: a completed run, and this bundle's.
 void check_run_record(const fs::path& dir, const std::string& name, Problems& problems);
 

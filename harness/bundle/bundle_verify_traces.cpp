@@ -29,7 +29,7 @@ void check_traces(const fs::path& dir, const std::vector<std::string>& files, Bu
                                                      "{\"traceEvents\": [...]} form (pack converts it)"});
             }
             report.traces.push_back(std::move(trace));
-        } else if (first != "scripts" && first != "logs" && first != "accounting") {
+        } else if (first != "scripts" && first != "logs" && first != "accounting" && first != "container") {
             if (const std::string why = misplaced_trace_problem(relative); !why.empty()) {
                 report.problems.push_back({relative, why});
             }

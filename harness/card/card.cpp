@@ -71,7 +71,7 @@ std::vector<FieldSpec> build_schema() {
     FieldSpec xpu_type = choice("type", Need::expected, {"GPU", "TPU", "CPU"}, false, "accelerator kind");
     FieldSpec traces = field("traces", ValueKind::string_list, Need::expected, "trace kinds collected; chooses the tracers");
     traces.choices = {"json", "nsys", "json_tpu", "kineto_trace", "sglang", "xla_trace", "tpu_profiler"};
-    FieldSpec runtime = choice("runtime", Need::optional, {"shifter", "podman-hpc", "docker", "none"}, true,
+    FieldSpec runtime = choice("runtime", Need::optional, {"shifter", "podman-hpc", "podman", "docker", "none"}, true,
                                "container runtime (default from the cluster profile)");
     FieldSpec description = field("description", ValueKind::string, Need::expected, "what this data point is, in a sentence");
     FieldSpec contributor = field("contributor", ValueKind::string, Need::expected, "who collected the data point");

@@ -60,6 +60,9 @@ void add_reproduce(CLI::App& sub, Action& action) {
     sub.add_flag("--dry-run", options->dry_run, "unpack, verify, pin, re-render and compare; run nothing");
     sub.add_flag("--use-bundled-scripts", options->use_bundled_scripts,
                  "when the re-render differs from the bundled scripts, show the diff and run the bundled scripts anyway");
+    sub.add_flag("--allow-image-drift", options->allow_image_drift,
+                 "when the rebuilt container image's Debian packages differ from those the bundle's run had, show the "
+                 "difference and run anyway");
     sub.add_option("--results", options->results, "where the new run directory goes (default: results)");
     sub.add_option("--git-cache", options->git_cache, "clones of framework sources (default: $XDG_CACHE_HOME/ccl-harness/git)");
     sub.add_option("--secret", options->secret_names,
@@ -72,6 +75,10 @@ void add_reproduce(CLI::App& sub, Action& action) {
                "the bundled card with this harness's templates, and compare with scripts/ byte for byte.\n"
                "Identical: run, pack, and record in provenance.json which bundle (and manifest sha256) this\n"
                "reproduces. Different: print a unified diff and stop, unless --use-bundled-scripts.\n"
+               "A run in a container image the harness built (podman, podman-hpc) rebuilds the image from the\n"
+               "Containerfile, or reuses it when the runtime has it, and says which; when its Debian packages\n"
+               "differ from those the bundle's image had, it prints the difference and stops, unless\n"
+               "--allow-image-drift.\n"
                "Exit status: 0 reproduced (or would be, with --dry-run), 1 invalid bundle, scripts differ or\n"
                "the run failed, 2 unusable input, 130 interrupted.\n"
                "--json keys: bundle, name, valid, problems [{path, message}], manifest_sha256, original_cluster, target, scripts "

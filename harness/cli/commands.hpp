@@ -21,6 +21,7 @@ struct Command {
 
 void add_validate(CLI::App& sub, Action& action);
 void add_render(CLI::App& sub, Action& action);
+void add_build(CLI::App& sub, Action& action);
 void add_run(CLI::App& sub, Action& action);
 void add_pack(CLI::App& sub, Action& action);
 void add_verify(CLI::App& sub, Action& action);
@@ -42,6 +43,8 @@ inline const Command k_commands[] = {
     {"explain", "show the plan a card resolves to and where every value comes from: card, --set, cluster profile, default, derived",
      add_explain},
     {"render", "resolve a card against a cluster and write its launch scripts, configs and container spec", add_render},
+    {"build", "render a card's Containerfile and build (or reuse) its image with podman, on a base made from Debian packages",
+     add_build},
     {"run", "render, execute on the target, follow to the end, collect the traces and pack a bundle", add_run},
     {"pack", "pack a run directory into a verifiable, deterministic <name>.tar.zst bundle", add_pack},
     {"verify", "check a bundle: checksums, card, traces, rank count, provenance pins (exit 0 valid, 1 invalid, 2 unusable)",

@@ -1,6 +1,7 @@
 #include "plan/container_plan.hpp"
 
 #include "card/schema.hpp"
+#include "image/base_spec.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
 
@@ -63,6 +64,13 @@ std::string shifter_image_for(const std::string& image) {
     return "docker:" + image;
 }
 
+std::optional<std::string> base_spec_name(const std::string& image) {
+    if (!starts_with(image, k_base_image_scheme)) {
+        return std::nullopt;
+    }
+    return image.substr(std::string(k_base_image_scheme).size());
+}
+
 bool has_tag(const std::string& image) {
     // A tag is what follows the last ':' after the last '/' (a registry port is not a tag).
     const std::size_t slash = image.rfind('/');
@@ -94,9 +102,17 @@ void plan_container(const WorkloadCard& card, const ClusterProfile& cluster, Pla
                                              "tag's gateway id, so the run would use {} as pulled, not pinned; use podman-hpc",
                                              enquote(image)));
             }
+        } else if (const std::optional<std::string> base = base_spec_name(image); base) {
+            // Pinned by content: its tag carries the hash of containers/base/<name>.yaml (render).
+            if (const std::string problem = base_name_problem(*base); !problem.empty()) {
+                findings.problem("launch.container.image", fmt::format("{}: {}", enquote(image), problem));
+            }
         } else if (!is_digest_image(image)) {
-            findings.problem("launch.container.image",
-                             fmt::format("{} is not pinned by digest (expected registry/name@sha256:<64 hex>)", enquote(image)));
+            findings.problem(
+                "launch.container.image",
+                fmt::format("{} is not pinned by digest (expected registry/name@sha256:<64 hex>, or ccl-base:<name> for a "
+                            "base the harness makes from containers/base/<name>.yaml)",
+                            enquote(image)));
         }
     }
 

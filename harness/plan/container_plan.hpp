@@ -5,6 +5,7 @@
 #include "plan/frameworks/framework_plan.hpp"
 #include "plan/plan.hpp"
 
+#include <optional>
 #include <string>
 
 namespace harness {
@@ -17,6 +18,13 @@ long long cuda_major_of(const std::string& driver_version);
 /// ("gpu,nccl-plugin" or "gpu,nccl-cu13-plugin") or the podman-hpc option ("--nccl" or
 /// "--nccl-cu13"). Empty for another runtime or an unknown major.
 std::string nccl_plugin_for(const std::string& runtime, long long cuda_major);
+
+/// How a card names a base image the harness makes itself from Debian packages:
+/// `ccl-base:<name>`, built from containers/base/<name>.yaml (image/base_spec.hpp).
+inline constexpr const char* k_base_image_scheme = "ccl-base:";
+
+/// The base spec's name when `image` is `ccl-base:<name>`, else nullopt.
+std::optional<std::string> base_spec_name(const std::string& image);
 
 /// True when `image` is `name@sha256:<64 hex>`.
 bool is_digest_image(const std::string& image);

@@ -230,6 +230,9 @@ Json plan_to_json(const Plan& plan) {
     if (!plan.nccl_plugin.empty()) {
         json["container"]["nccl_plugin"] = plan.nccl_plugin;
     }
+    if (!plan.container_base.empty()) {
+        json["container"]["base"] = plan.container_base;
+    }
     if (!plan.container_build.empty()) {
         json["container"]["build"] = plan.container_build;
     }

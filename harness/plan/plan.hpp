@@ -62,7 +62,8 @@ struct Plan {
     std::string container_runtime; ///< shifter | podman-hpc | docker | none
     long long cuda_major = 0;      ///< the image's CUDA major (workload.hardware.driver_version); 0 when unknown
     std::string nccl_plugin;       ///< shifter modules or podman-hpc option for NERSC's NCCL plugin (container_plan)
-    std::string container_build;   ///< podman-hpc: the image built from the rendered Containerfile (render sets it)
+    std::string container_build;   ///< podman, podman-hpc: the image built from the rendered Containerfile (render sets it)
+    std::string container_base;    ///< a `ccl-base:<name>` image's tag, keyed by its spec (render sets it)
     long long cpus_per_task = 0;   ///< Slurm --cpus-per-task: cpus_per_node / tasks per node; 0 when unknown
     std::string source_repo;
     std::string source_ref;

@@ -206,6 +206,34 @@ void check_container(ProvenanceChecker& check, const Json& root) {
     if (container->find("build") != nullptr) { // absent in bundles from before images were built
         check.text(*container, "container", "build", true);
     }
+    // What the runtime built and ran (docs/containers.md); absent in bundles from before the
+    // harness built images, null where it built none.
+    if (container->find("image_id") != nullptr) {
+        check.pin(*container, "container", "image_id", 64, true);
+        check.pin(*container, "container", "containerfile_sha256", 64, true);
+        check.pin(*container, "container", "packages_sha256", 64, true);
+        if (const Json* base = container->find("base"); base != nullptr && !base->is_null()) {
+            if (!base->is_object()) {
+                check.add("container.base", "expected an object or null, got " + got(*base));
+            } else {
+                check.text(*base, "container.base", "tag");
+                check.pin(*base, "container.base", "id", 64, true); // null: the runtime could not say
+            }
+        }
+        if (const Json* ran = check.array(*container, "container", "ran"); ran != nullptr) {
+            for (std::size_t i = 0; i < ran->as_array().size(); ++i) {
+                const Json& entry = ran->as_array()[i];
+                const std::string where = ProvenanceChecker::item("container.ran", i);
+                if (!entry.is_object()) {
+                    check.add(where, "expected an object, got " + got(entry));
+                    continue;
+                }
+                check.text(entry, where, "node");
+                check.pin(entry, where, "container_id", 64, false);
+                check.pin(entry, where, "image_id", 64, false);
+            }
+        }
+    }
 }
 
 void check_hosts(ProvenanceChecker& check, const Json& root) {

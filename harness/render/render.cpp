@@ -1,5 +1,8 @@
 #include "render/render.hpp"
 
+#include "image/base_spec.hpp"
+#include "plan/container_plan.hpp"
+
 #include "card/yaml_document.hpp"
 #include "provenance/env_capture.hpp"
 #include "provenance/secret_scrub.hpp"
@@ -229,18 +232,26 @@ fs::path template_dir_for(const WorkloadCard& card, const ClusterProfile& cluste
 }
 
 /// The rendered Containerfile, or nothing when the run has no container to describe; for
-/// podman-hpc it also names the image built from it (run.plan.container_build).
-std::optional<std::string> render_containerfile(const ClusterProfile& cluster, const fs::path& container, RenderedRun& run) {
-    const Plan& plan = run.plan;
+/// podman and podman-hpc it also names the image built from it (run.plan.container_build), and
+/// a `ccl-base:<name>` image becomes the base the harness makes from containers/base/<name>.yaml.
+std::optional<std::string> render_containerfile(const ClusterProfile& cluster, const fs::path& container, const fs::path& home,
+                                                RenderedRun& run) {
     std::error_code ec;
     // Without an image there is no container spec to write (validate --strict insists on one).
-    if (plan.container_runtime == "none" || plan.container_image.empty() || !fs::is_regular_file(container, ec)) {
+    if (run.plan.container_runtime == "none" || run.plan.container_image.empty() || !fs::is_regular_file(container, ec)) {
         return std::nullopt;
     }
+    Plan plan = run.plan;
+    if (const std::optional<std::string> base = base_spec_name(plan.container_image)) {
+        const BaseSpec spec = load_base_spec(home, *base);
+        run.plan.container_base = base_tag(spec);
+        plan.container_image = run.plan.container_base;
+        run.inputs.push_back(spec.path);
+    }
     std::string text = render_template(container, template_context(plan, cluster), "Containerfile");
-    // podman-hpc builds the rendered Containerfile; the tag names its content, so a job reuses
-    // an image already built and migrated from the same file and rebuilds when it changes.
-    if (plan.container_runtime == "podman-hpc") {
+    // The tag names the file's content, so a job reuses an image already built (and, for
+    // podman-hpc, migrated) from the same file and rebuilds when it changes.
+    if (plan.container_runtime == "podman-hpc" || plan.container_runtime == "podman") {
         run.plan.container_build = fmt::format("localhost/ccl-{}:{}", plan.framework, sha256_hex(text).substr(0, 16));
     }
     return text;
@@ -364,7 +375,7 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     RenderedRun run;
     run.plan = plan;
     const fs::path container = home / "containers" / (plan.framework + ".Containerfile.mustache");
-    const std::optional<std::string> containerfile = render_containerfile(cluster, container, run);
+    const std::optional<std::string> containerfile = render_containerfile(cluster, container, home, run);
     render_template_dir(cluster, template_dir, home, run);
     if (containerfile) {
         run.files.push_back({"Containerfile", *containerfile, false});

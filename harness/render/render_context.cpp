@@ -136,6 +136,7 @@ void set_job(mustache::data& ctx, const Plan& plan, const ClusterProfile& cluste
     ctx.set("container_runtime", text(plan.container_runtime));
     ctx.set("runtime_shifter", flag(plan.container_runtime == "shifter"));
     ctx.set("runtime_podman", flag(plan.container_runtime == "podman-hpc"));
+    ctx.set("runtime_podman_plain", flag(plan.container_runtime == "podman"));
     ctx.set("runtime_docker", flag(plan.container_runtime == "docker"));
     ctx.set("runtime_none", flag(plan.container_runtime == "none"));
     ctx.set("container_build", text(plan.container_build));

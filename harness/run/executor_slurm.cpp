@@ -1,5 +1,6 @@
 #include "run/executor.hpp"
 #include "run/slurm_client.hpp"
+#include "run/slurm_job_end.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -9,30 +10,6 @@
 namespace harness {
 
 namespace {
-
-SlurmAccounting save_accounting(const SlurmClient& slurm, const std::string& job, const fs::path& run_dir, RunRecord& record,
-                                const SecretScrubber& secrets) {
-    const fs::path dir = run_dir / "accounting";
-    fs::create_directories(dir);
-    SlurmAccounting accounting = slurm.accounting(job);
-    write_file_atomic(dir / "scontrol.txt", secrets.scrub(accounting.scontrol));
-    write_file_atomic(dir / "sacct.txt", secrets.scrub(accounting.sacct));
-    record.scheduler["accounting"] = Json(
-        Json::Object{{"source", accounting.source}, {"sacct", "accounting/sacct.txt"}, {"scontrol", "accounting/scontrol.txt"}});
-    return accounting;
-}
-
-/// The batch script's output file (the templates name it `logs/<name>-<job>.out`); empty when
-/// there is none.
-fs::path batch_output(const fs::path& rendered, const std::string& job) {
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(rendered / "logs", ec)) {
-        if (ends_with(entry.path().filename().string(), "-" + job + ".out")) {
-            return entry.path();
-        }
-    }
-    return {};
-}
 
 /// What a rank died of, in its own words: the last line of its log that names a Python
 /// exception ("RuntimeError: ..."), else the last that says "error". slurmstepd's own lines,
@@ -60,35 +37,29 @@ std::string last_error_line(const fs::path& log) {
     return raised.empty() ? said : raised;
 }
 
-/// The run record's reason for a job that did not complete: the scheduler's verdict, what
-/// srun and sacct say about which node and rank failed, the failing rank's own last error, and
-/// the end of the batch output.
-std::string failure_reason(const ExecutionContext& context, const std::string& job, const SlurmOutcome& outcome,
-                           const SlurmAccounting& accounting) {
-    const fs::path rendered = context.dir.rendered();
-    const fs::path output = batch_output(rendered, job);
+/// What srun and sacct say about which node and rank failed, and the failing rank's own last
+/// error: the part of a failed job's reason between the scheduler's verdict and the end of the
+/// batch output (record_slurm_job_end adds those two).
+std::string failure_detail(const ExecutionContext& context, const SlurmAccounting& accounting, const fs::path& output) {
     std::error_code ec;
     const std::string batch_text = output.empty() || !fs::is_regular_file(output, ec) ? std::string() : tail_lines(output, 200);
     const SrunReport report = parse_srun_report(batch_text);
     const Plan& plan = context.run.plan;
-    std::string reason = outcome.reason;
-    const std::string detail = describe_job_failure(report, parse_sacct_rows(accounting.sacct),
-                                                    plan.tasks_per_node == plan.ranks_per_node);
-    if (!detail.empty()) {
-        reason += "; " + detail;
+    std::vector<std::string> parts;
+    if (std::string detail = describe_job_failure(report, parse_sacct_rows(accounting.sacct),
+                                                  plan.tasks_per_node == plan.ranks_per_node);
+        !detail.empty()) {
+        parts.push_back(std::move(detail));
     }
     // The templates write task %t's output to logs/rank_%t.log (srun --output, filename pattern).
     const auto task = first_failed_task(report);
     if (task && all_digits(task->tasks)) {
-        const std::string said = last_error_line(rendered / "logs" / ("rank_" + task->tasks + ".log"));
+        const std::string said = last_error_line(context.dir.rendered() / "logs" / ("rank_" + task->tasks + ".log"));
         if (!said.empty()) {
-            reason += fmt::format("; logs/rank_{}.log: {}", task->tasks, said);
+            parts.push_back(fmt::format("logs/rank_{}.log: {}", task->tasks, said));
         }
     }
-    if (!output.empty()) {
-        reason += fmt::format("; last lines of {}:\n{}", output.filename().string(), tail_lines(output, 10));
-    }
-    return context.secrets.scrub(reason);
+    return join(parts, "; ");
 }
 
 /// The follow loop's events, recorded into the run record and said on `context.out`.
@@ -174,20 +145,14 @@ void execute_slurm(ExecutionContext& context) {
     SystemSlurmWaiter waiter;
     const long long limit = parse_time_limit(context.run.plan.time_limit);
     const double unreachable_budget = static_cast<double>(std::max(600LL, limit));
-    SlurmOutcome outcome = follow_slurm_job(slurm, job, waiter, unreachable_budget, follow_events(context, slurm, job, last_line));
+    const SlurmOutcome outcome = follow_slurm_job(slurm, job, waiter, unreachable_budget,
+                                                  follow_events(context, slurm, job, last_line));
     if (context.interactive) {
         context.out << "\n";
     }
-    const SlurmAccounting accounting = save_accounting(slurm, job, context.dir.path, record, context.secrets);
-    if (outcome.state == RunState::failed || outcome.state == RunState::timeout) {
-        outcome.reason = failure_reason(context, job, outcome, accounting);
-    }
-    if (outcome.state == RunState::completed) {
-        record.reason = outcome.reason;
-        record.save(context.dir.path); // collection decides between completed and failed
-    } else {
-        record.transition(outcome.state, context.dir.path, outcome.reason);
-    }
+    record_slurm_job_end(
+        slurm, job, outcome, context.dir.path, record, context.secrets,
+        [&context](const SlurmAccounting& accounting, const fs::path& output) { return failure_detail(context, accounting, output); });
 }
 
 } // namespace harness

@@ -1,5 +1,7 @@
 #include "run/record_provenance.hpp"
 
+#include "run/container_provenance.hpp"
+
 #include "provenance/secret_scrub.hpp"
 #include "run/run_directory.hpp"
 #include "util/archive.hpp"
@@ -124,16 +126,8 @@ Json make_provenance(const RenderedRun& run, const RunRecord& record, const Prov
             Json(Json::Object{{"repo", plan.source_repo}, {"ref", plan.source_ref}, {"commit", string_or_null(plan.source_commit)}}));
     }
 
-    if (plan.container_image.empty() || plan.container_runtime == "none") {
-        out["container"] = Json();
-    } else {
-        const std::optional<std::string> digest = container_digest(plan.container_image);
-        out["container"] = Json(Json::Object{{"image", plan.container_image},
-                                             {"digest", digest ? Json(*digest) : Json()},
-                                             {"runtime", plan.container_runtime},
-                                             // the image built from the rendered Containerfile (podman-hpc), named by its content
-                                             {"build", plan.container_build.empty() ? Json() : Json(plan.container_build)}});
-    }
+    std::vector<std::string> unused;
+    out["container"] = container_provenance(plan, {}, unused);
 
     out["hosts"] = hosts_of(probes);
     out["environment"] = capture_environment(probes.empty() ? facts.harness_environment : probes.front().environment);
@@ -170,7 +164,9 @@ void record_provenance(const fs::path& run_dir, const RenderedRun& run, const Ru
         redacted += scrubber.scrub_json_file(run_dir / run_files::k_record);
     }
 
-    const Json provenance = scrubber.scrub_json(make_provenance(run, record, facts, probes));
+    Json made = make_provenance(run, record, facts, probes);
+    made["container"] = container_provenance(run.plan, run_dir, warnings);
+    const Json provenance = scrubber.scrub_json(made);
     if (facts.harness.dirty) {
         write_file_atomic(run_dir / k_harness_patch_name, scrubber.scrub(facts.harness.patch));
     }

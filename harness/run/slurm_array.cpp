@@ -1,6 +1,7 @@
 #include "run/slurm_array.hpp"
 
 #include "run/executor.hpp"
+#include "run/slurm_job_end.hpp"
 #include "util/error.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
@@ -334,32 +335,11 @@ std::map<std::size_t, SlurmOutcome> follow_slurm_arrays(const SlurmArrayClient& 
 
 void record_array_task_end(const SlurmClient& client, const std::string& task_id, const SlurmOutcome& outcome, const fs::path& run_dir,
                            RunRecord& record, const SecretScrubber& secrets) {
-    const fs::path dir = run_dir / "accounting";
-    fs::create_directories(dir);
-    const SlurmAccounting accounting = client.accounting(task_id);
-    write_file_atomic(dir / "scontrol.txt", secrets.scrub(accounting.scontrol));
-    write_file_atomic(dir / "sacct.txt", secrets.scrub(accounting.sacct));
-    record.scheduler["accounting"] = Json(
-        Json::Object{{"source", accounting.source}, {"sacct", "accounting/sacct.txt"}, {"scontrol", "accounting/scontrol.txt"}});
     record.scheduler["array_task"] = task_id;
     if (!outcome.nodes.empty()) {
         record.scheduler["nodes"] = outcome.nodes;
     }
-    std::string reason = outcome.reason;
-    if (outcome.state == RunState::failed || outcome.state == RunState::timeout) {
-        std::error_code ec;
-        for (const auto& entry : fs::directory_iterator(run_dir / "rendered" / "logs", ec)) {
-            if (ends_with(entry.path().filename().string(), "-" + task_id + ".out")) {
-                reason += fmt::format("; last lines of {}:\n{}", entry.path().filename().string(), tail_lines(entry.path(), 10));
-            }
-        }
-    }
-    if (outcome.state == RunState::completed) {
-        record.reason = reason;
-        record.save(run_dir); // collection decides between completed and failed
-    } else {
-        record.transition(outcome.state, run_dir, reason);
-    }
+    record_slurm_job_end(client, task_id, outcome, run_dir, record, secrets);
 }
 
 } // namespace harness

@@ -103,9 +103,9 @@ std::map<std::size_t, SlurmOutcome> follow_slurm_arrays(const SlurmArrayClient& 
                                                         const std::vector<FollowedArray>& followed, SlurmWaiter& waiter,
                                                         double unreachable_budget, const ArrayFollowEvents& events);
 
-/// The end of one array task in its run record, as the Slurm executor records a job's: the
-/// accounting files (scrubbed), the log's last lines for a failure, then the final state (a
-/// completed job stays open: its traces decide).
+/// The end of one array task in its run record: its task id and nodes in run.json's scheduler,
+/// then record_slurm_job_end, as the Slurm executor records a job's (the accounting files, the
+/// batch log's last lines for a failure, the final state; a completed task stays open).
 void record_array_task_end(const SlurmClient& client, const std::string& task_id, const SlurmOutcome& outcome, const fs::path& run_dir,
                            RunRecord& record, const SecretScrubber& secrets);
 

@@ -1,5 +1,7 @@
 #include "workflows/reproduce.hpp"
 
+#include "run/container_provenance.hpp"
+
 #include "bundle/bundle_verify.hpp"
 #include "card/card.hpp"
 #include "card/cluster.hpp"
@@ -281,6 +283,22 @@ bool compare_step(Reproduction& r, RenderedRun& run) {
     return true;
 }
 
+/// The image the bundle's run ran, when the harness built it: the new run's image is held to it.
+std::optional<ExpectedImage> expected_image(const Reproduction& r, const ReproduceOptions& options) {
+    const Json* container = r.provenance.find("container");
+    std::error_code ec;
+    if (container == nullptr || !container->is_object() || !fs::is_regular_file(r.bundle_dir / k_image_packages_name, ec)) {
+        return std::nullopt;
+    }
+    ExpectedImage expected;
+    expected.bundle = r.reproduces.bundle;
+    const Json* id = container->find("image_id");
+    expected.image_id = id != nullptr && id->is_string() ? id->as_string() : "";
+    expected.packages = read_file(r.bundle_dir / k_image_packages_name);
+    expected.allow_drift = options.allow_image_drift;
+    return expected;
+}
+
 } // namespace
 
 ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream& out) {
@@ -324,6 +342,7 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
     run_options.secret_names = options.secret_names;
     run_options.git_cache = options.git_cache;
     run_options.home = home;
+    run_options.expected_image = expected_image(r, options);
     outcome.run = execute_rendered_run(card, cluster, outcome.target, run, run_options, r.reproduces, out);
     outcome.exit_code = outcome.run->exit_code;
     return outcome;

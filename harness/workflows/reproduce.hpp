@@ -20,6 +20,8 @@ struct ReproduceOptions {
     std::string cluster; ///< empty: the cluster the bundle ran on
     bool dry_run = false;
     bool use_bundled_scripts = false;
+    /// Run even when the rebuilt image's Debian packages differ from those the bundle's ran.
+    bool allow_image_drift = false;
     fs::path results = "results";
     fs::path git_cache; ///< empty: default_git_cache()
     double grace_seconds = 5;

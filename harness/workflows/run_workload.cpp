@@ -14,6 +14,7 @@
 #include "run/record_provenance.hpp"
 #include "run/run_directory.hpp"
 #include "trace/trace_collect.hpp"
+#include "workflows/run_image.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/strings.hpp"
@@ -198,6 +199,21 @@ std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const Cl
     record.claim();
     record.transition(RunState::rendered, staged->dir.path);
     out << fmt::format("run {}: {} on {} -> {}\n", staged->dir.id, card.name(), target, staged->dir.path.string());
+    if (builds_run_image(staged->run.plan)) {
+        SystemProcessRunner runner;
+        try {
+            const std::string refused = prepare_run_image(staged->run.plan, staged->dir, options.home, runner, options.expected_image,
+                                                          out);
+            if (!refused.empty()) {
+                record.transition(RunState::failed, staged->dir.path,
+                                  fmt::format("image {}: {}", staged->run.plan.container_build, refused));
+            }
+        } catch (const HarnessError& error) {
+            // Nothing ran: the run ends here, recorded, with the runtime's words.
+            record.transition(error.code() == k_exit_interrupted ? RunState::cancelled : RunState::failed, staged->dir.path,
+                              error.what());
+        }
+    }
     return staged;
 }
 
@@ -210,7 +226,9 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
     ExecutionContext context{staged->run,        staged->cluster,       staged->dir,      staged->record,  out,
                              progress_wanted(),  options.grace_seconds, options.teardown, options.requeue, staged->facts.secrets,
                              staged->job_secrets};
-    executor_for(cluster.scheduler).execute(context);
+    if (!is_final(staged->record.state)) {
+        executor_for(cluster.scheduler).execute(context);
+    }
     staged->facts.redacted_while_running = context.redacted;
     return finish_staged_run(*staged, out);
 }
@@ -221,6 +239,10 @@ RunOutcome finish_staged_run(StagedRun& staged, std::ostream& out) {
     RunRecord& record = staged.record;
     ProvenanceFacts& facts = staged.facts;
     gather_logs(dir, facts.secrets);
+    SystemProcessRunner runner;
+    for (std::string& problem : gather_ran_containers(plan, dir, runner)) {
+        facts.warnings.push_back(std::move(problem));
+    }
 
     const CollectedTraces traces = collect_traces(trace_expectation(plan), dir.rendered() / "traces", dir.traces());
     record.traces = traces.files;

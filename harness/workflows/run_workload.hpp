@@ -6,6 +6,7 @@
 #include "run/record_provenance.hpp"
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
+#include "workflows/run_image.hpp"
 #include "util/process.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -42,6 +43,8 @@ struct RunOptions {
     /// RunOutcome::staged instead of executing it: a Slurm array sweep submits many staged runs
     /// as one job, then hands each to finish_staged_run.
     bool stage_only = false;
+    /// reproduce: the image the bundle's run ran, which the new run's image is held to.
+    std::optional<ExpectedImage> expected_image;
 };
 
 /// The bundle a completed run was packed into.

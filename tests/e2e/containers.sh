@@ -50,12 +50,12 @@ for card in workloads/*-perlmutter/*.yaml; do
     head -n 1 "$out/Containerfile" | grep -q '^#' && grep -qx "FROM $(field "$out/plan.json" 'p["container"]["image"]')" "$out/Containerfile" &&
         pass || fail "$name: the Containerfile is not FROM the card's digest"
     if [ "$major" = 13 ]; then plugin=--nccl-cu13; else plugin=--nccl; fi
-    grep -q "podman-hpc run --rm --gpu $plugin --net host" "$script" && pass || fail "$name: CUDA $major needs $plugin"
+    grep -q "podman-hpc run --label \"ccl-harness.run=\$RUN_DIR\" --gpu $plugin --net host" "$script" && pass || fail "$name: CUDA $major needs $plugin"
     grep -q '^#SBATCH --image' "$script" && fail "$name: an --image line with podman-hpc" || pass
     grep -qx '#SBATCH --cpus-per-task=128' "$script" && pass || fail "$name: no --cpus-per-task=128"
     grep -qx 'export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"' "$script" && pass || fail "$name: srun does not get the CPUs"
     # Every srun that runs framework code goes through the container.
-    bad=$(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' "$script" | grep '^[^#]*srun ' | grep -v 'container\[@\]\|mkdir -p\|=(srun ' || true)
+    bad=$(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' "$script" | grep '^[^#]*srun ' | grep -v 'container\[@\]\|mkdir -p\|=(srun \|podman-hpc ps \|podman-hpc container prune ' || true)
     [ -z "$bad" ] && pass || fail "$name: srun lines outside the container: $bad"
     bash -n "$script" && pass || fail "$name: bash -n"
     if command -v shellcheck >/dev/null; then

@@ -64,6 +64,21 @@ run_json() { # run_json RUN_DIR EXPR: evaluates a Python expression over run.jso
 }
 latest_run() { ls -dt "${results:?latest_run reads \$results}"/*/ | head -n 1; }
 
+# require_root_netns SUITE: the slurm-multi suites' preamble. Exits 125 (CTest's skip) unless this
+# runs as root and may create network namespaces, as clusters/slurm-multi/cluster.sh needs.
+require_root_netns() {
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "$1: skipped: needs root" >&2
+        exit 125
+    fi
+    local probe=cclm-probe-$$
+    if ! ip netns add "$probe" 2>/dev/null; then
+        echo "$1: skipped: cannot create network namespaces" >&2
+        exit 125
+    fi
+    ip netns del "$probe"
+}
+
 finish() {
     echo "$(basename "$0"): $checks checks, $failures failed"
     [ "$failures" -eq 0 ]

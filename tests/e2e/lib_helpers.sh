@@ -33,4 +33,19 @@ grep -qF "the state: got [completed], wanted [failed]" "$SCRATCH/helper.err" && 
 [ "$(outcome expect_json "$SCRATCH/bad.json" 'j' "")" = "1 1" ] && pass || fail "expect_json passes a file that is not JSON"
 [ "$(outcome expect_json "$SCRATCH/absent.json" 'j' "")" = "1 1" ] && pass || fail "expect_json passes an absent file"
 
+# require_root_netns: exits 125 (CTest's skip) with the suite's name and why, else returns.
+skip_of() { # skip_of SETUP: "STATUS MESSAGE" of require_root_netns after SETUP, in a subshell
+    local rc=0
+    (
+        eval "$1"
+        require_root_netns probe_suite 2>"$SCRATCH/skip.err"
+        exit 0
+    ) || rc=$?
+    echo "$rc $(cat "$SCRATCH/skip.err")"
+}
+expect_eq "not root: skipped" "125 probe_suite: skipped: needs root" "$(skip_of 'id() { echo 1000; }')"
+expect_eq "no network namespaces: skipped" "125 probe_suite: skipped: cannot create network namespaces" \
+    "$(skip_of 'id() { echo 0; }; ip() { return 1; }')"
+expect_eq "root with namespaces: goes on" "0 " "$(skip_of 'id() { echo 0; }; ip() { return 0; }')"
+
 finish

@@ -7,16 +7,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 cluster=clusters/slurm-multi/cluster.sh
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "slurm_multi: skipped: needs root" >&2
-    exit 125
-fi
-probe=cclm-probe-$$
-if ! ip netns add "$probe" 2>/dev/null; then
-    echo "slurm_multi: skipped: cannot create network namespaces" >&2
-    exit 125
-fi
-ip netns del "$probe"
+require_root_netns slurm_multi
 
 trap 'bash "$cluster" stop >/dev/null 2>&1 || true' EXIT
 eval "$(bash "$cluster" env)"

@@ -8,16 +8,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 cluster=clusters/slurm-multi/cluster.sh
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "slurm_multi_run: skipped: needs root" >&2
-    exit 125
-fi
-probe=cclm-probe-$$
-if ! ip netns add "$probe" 2>/dev/null; then
-    echo "slurm_multi_run: skipped: cannot create network namespaces" >&2
-    exit 125
-fi
-ip netns del "$probe"
+require_root_netns slurm_multi_run
 
 squatter=
 cleanup() {
@@ -150,6 +141,52 @@ expect_json "$run/run.json" "'node node2 failed' in j['reason']" True "node fail
 expect_json "$run/run.json" "j.get('scheduler', {}).get('restarts', 0)" 0 "node failure: not requeued"
 no_partial "$run" "node failure"
 expect_status 0 "start brings node2 back" -- bash "$cluster" start
+
+# 2e. The same failure under `run --requeue`: Slurm requeues the job when node2 goes down
+#     (src/slurmctld/job_mgr.c:4309-4311, kill_running_job_by_node_name, in 22.05.8), holds it
+#     cred_expire + 1 s (cluster.sh), runs it again once `start` brought node2 back, and it
+#     completes: run.json counts the restart, the bundle verifies, and sacct from slurmdbd has
+#     both records. The first attempt waits to be killed; the second runs train.py.
+cat >"$card_dir/requeue_once.py" <<'EOF'
+"""Attempt 1 of a job waits to be killed (node2 fails under it); a requeued attempt is train.py."""
+import os
+import sys
+import time
+
+if int(os.environ.get("SLURM_RESTART_COUNT", "0")) == 0:
+    print(f"rank {os.environ.get('SLURM_PROCID')}: attempt 1, waiting", flush=True)
+    time.sleep(300)
+    sys.exit(1)
+script = os.environ["CCL_REQUEUE_TRAIN"]
+os.execv(sys.executable, [sys.executable, script] + sys.argv[1:])
+EOF
+t0=$SECONDS
+CCL_REQUEUE_TRAIN="$card_dir/train.py" "$CCL_HARNESS" run "$card" --requeue --set launch.script=requeue_once.py --results "$results" \
+    >"$SCRATCH/requeue.out" 2>&1 &
+runner=$!
+wait_for "$SCRATCH/requeue.out" ": RUNNING" 60 && pass || fail "requeue: the job never ran: $(cat "$SCRATCH/requeue.out")"
+sleep 2
+kill -KILL "$(cat "$state_dir/run/slurmd-node2.pid")"
+wait_for "$SCRATCH/requeue.out" ": requeued (restart 1)" 90 && pass || fail "requeue: not requeued: $(cat "$SCRATCH/requeue.out")"
+expect_status 0 "start brings node2 back under the requeued job" -- bash "$cluster" start
+rc=0
+wait "$runner" || rc=$?
+expect_eq "requeue: run exits 0" 0 "$rc"
+OUT=$(cat "$SCRATCH/requeue.out")
+expect_output "requeue: completed" "COMPLETED with exit code 0:0"
+run=$(latest_run)
+job=$(run_json "$run" "r['job_ids'][0]")
+expect_output "requeue: said" "job $job: requeued (restart 1)"
+expect_json "$run/run.json" "j['state'], j['scheduler']['restarts'], j['scheduler']['nodes']" "('completed', 1, 'node[1-2]')" \
+    "requeue: run.json"
+expect_json "$run/run.json" "[t['state'] for t in j['transitions']]" "['rendered', 'submitted', 'running', 'completed']" \
+    "requeue: transitions"
+expect_status 0 "requeue: the bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
+expect_output "requeue: 4 traces" "4 traces"
+expect_eq "requeue: sacct has the failed attempt and the completed one" "NODE_FAIL COMPLETED" \
+    "$(sacct -n -X -D -j "$job" -o State -P | tr '\n' ' ' | sed 's/ $//')"
+no_partial "$run" "requeue"
+echo "slurm_multi_run: the requeue case took $((SECONDS - t0)) s"
 
 # 2d. node2 drained before submission: the job waits, the harness says why, and SIGTERM (as
 #     Ctrl-C) cancels it: the run is cancelled and nothing is left in the queue.

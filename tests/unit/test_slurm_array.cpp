@@ -10,63 +10,17 @@
 //   JobId=916 ArrayJobId=916 ArrayTaskId=1-3%2 ArrayTaskThrottle=2 ... JobState=PENDING Reason=Resources
 // squeue prints the same as 916_0 and 916_[1-3%2] (%i).
 #include "run/slurm_array.hpp"
+#include "scripted_runner.hpp"
+#include "test_context.hpp"
+#include "util/fs.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <deque>
-
 using namespace harness;
+using harness::test::ScriptedRunner;
+using harness::test::ScriptedWaiter;
 
 namespace {
-
-struct Answer {
-    std::string command;
-    std::string output;
-    int code = 0;
-};
-
-class ScriptedRunner : public ProcessRunner {
-public:
-    ScriptedRunner& expect(std::string command, std::string output, int code = 0) {
-        m_script.push_back({std::move(command), std::move(output), code});
-        return *this;
-    }
-    ExitStatus run(const Command& command) override {
-        std::string line;
-        for (const auto& arg : command.argv) {
-            line += (line.empty() ? "" : " ") + arg;
-        }
-        ++calls;
-        if (m_script.empty()) {
-            FAIL("unexpected command (script exhausted): " << line);
-        }
-        const Answer answer = m_script.front();
-        m_script.pop_front();
-        if (answer.command != line) {
-            FAIL("unexpected command: " << line << "\n  expected: " << answer.command);
-        }
-        ExitStatus status;
-        status.code = answer.code;
-        status.output = answer.output;
-        return status;
-    }
-    bool done() const { return m_script.empty(); }
-    int calls = 0;
-
-private:
-    std::deque<Answer> m_script;
-};
-
-class ScriptedWaiter : public SlurmWaiter {
-public:
-    double now() override { return m_now; }
-    void sleep(double seconds, bool /*wake_on_interrupt*/) override { m_now += seconds; }
-    bool interrupted() override { return m_interrupt_at_poll >= 0 && m_polls++ >= m_interrupt_at_poll; }
-
-    int m_interrupt_at_poll = -1;
-    int m_polls = 0;
-    double m_now = 0;
-};
 
 std::string task_line(const std::string& job, const std::string& tasks, const std::string& state, const std::string& reason = "None",
                       const std::string& exit_code = "0:0") {
@@ -170,7 +124,7 @@ TEST_CASE("one scontrol call per poll follows every task; a failed task stops no
     };
     const auto results = follow_slurm_arrays(arrays, client, {{"916", {0, 1, 2}}}, waiter, 600, on);
     CHECK(runner.done());
-    CHECK(runner.calls == 4); // one per poll for three tasks
+    CHECK(runner.calls() == 4); // one per poll for three tasks
     REQUIRE(results.size() == 3);
     CHECK(results.at(0).state == RunState::completed);
     CHECK(results.at(1).state == RunState::failed);
@@ -225,4 +179,56 @@ TEST_CASE("Ctrl-C cancels the array once; an unreachable controller is not a fai
     const auto failed = follow_slurm_arrays(lost, lost_client, {{"916", {0, 1}}}, slow, 30, {});
     CHECK(failed.at(0).state == RunState::failed);
     CHECK(failed.at(1).reason.find("unreachable for 30 s") != std::string::npos);
+}
+
+TEST_CASE("an array task's end: accounting files, the batch log's last lines, the final state", "[slurm_array]") {
+    const test::TempDir tmp;
+    const fs::path run_dir = tmp.path() / "run";
+    fs::create_directories(run_dir / "rendered" / "logs");
+    std::string log;
+    for (int i = 1; i <= 12; ++i) {
+        log += "line " + std::to_string(i) + (i == 12 ? " token=s3cr3t-value" : "") + "\n";
+    }
+    write_file_atomic(run_dir / "rendered" / "logs" / "tiny-ddp-916_1.out", log);
+    const std::string sacct = "JobID|State\n916_1|FAILED\n916_1.batch|FAILED\n";
+    ScriptedRunner runner;
+    runner.expect("scontrol show job 916_1", "JobId=918 ArrayJobId=916 ArrayTaskId=1 JobState=FAILED Comment=s3cr3t-value\n")
+        .expect("sacct -j 916_1 --parsable2 --format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES",
+                sacct);
+    const SlurmClient client(runner, cluster());
+    SecretScrubber secrets;
+    secrets.add("s3cr3t-value");
+    RunRecord record;
+    SlurmOutcome failed;
+    failed.state = RunState::failed;
+    failed.nodes = "node2";
+    failed.reason = "job 916_1 FAILED with exit code 3:0";
+    record_array_task_end(client, "916_1", failed, run_dir, record, secrets);
+    CHECK(runner.done());
+    CHECK(record.state == RunState::failed);
+    CHECK(record.reason.rfind("job 916_1 FAILED with exit code 3:0; last lines of tiny-ddp-916_1.out:\nline 3\n", 0) == 0);
+    CHECK(record.reason.find("line 2\n") == std::string::npos);
+    CHECK(record.reason.find("s3cr3t-value") == std::string::npos);
+    CHECK(record.scheduler["array_task"].as_string() == "916_1");
+    CHECK(record.scheduler["nodes"].as_string() == "node2");
+    CHECK(record.scheduler["accounting"]["source"].as_string() == "sacct");
+    CHECK(read_file(run_dir / "accounting" / "sacct.txt") == sacct);
+    CHECK(read_file(run_dir / "accounting" / "scontrol.txt").find("s3cr3t-value") == std::string::npos);
+    CHECK(RunRecord::load(run_dir).state == RunState::failed);
+
+    // A completed task stays open (collection decides), its reason kept, no log lines added.
+    ScriptedRunner again;
+    again.expect("scontrol show job 916_0", "JobId=917 JobState=COMPLETED\n")
+        .expect("sacct -j 916_0 --parsable2 --format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES",
+                sacct);
+    const SlurmClient done_client(again, cluster());
+    RunRecord running;
+    running.state = RunState::running;
+    SlurmOutcome completed;
+    completed.state = RunState::completed;
+    completed.reason = "job 916_0 COMPLETED with exit code 0:0";
+    record_array_task_end(done_client, "916_0", completed, run_dir, running, secrets);
+    CHECK(again.done());
+    CHECK(running.state == RunState::running);
+    CHECK(running.reason == "job 916_0 COMPLETED with exit code 0:0");
 }

@@ -20,82 +20,20 @@
 //                          %s". The batch outputs below are Slurm 22.05.8's on clusters/slurm-multi.
 //   pending reasons        src/slurmctld/node_scheduler.c:2877 "ReqNodeNotAvail, UnavailableNodes:%s"
 #include "run/slurm_client.hpp"
+#include "run/slurm_job_end.hpp"
+#include "scripted_runner.hpp"
+#include "test_context.hpp"
+#include "util/fs.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <deque>
 
 using namespace harness;
+using harness::test::ScriptedRunner;
+using harness::test::ScriptedWaiter;
 
 namespace {
-
-struct ScriptedAnswer {
-    std::string command; ///< argv joined with single spaces
-    std::string output;
-    int code = 0;
-};
-
-/// Answers each expected command line in order; anything else fails the test.
-class ScriptedRunner : public ProcessRunner {
-public:
-    ScriptedRunner& expect(std::string command, std::string output, int code = 0) {
-        m_script.push_back({std::move(command), std::move(output), code});
-        return *this;
-    }
-
-    /// The last expected answer, given for as many calls as come.
-    ScriptedRunner& then_forever(std::string command, std::string output, int code = 0) {
-        m_forever = true;
-        return expect(std::move(command), std::move(output), code);
-    }
-
-    ExitStatus run(const Command& command) override {
-        std::string line;
-        for (const auto& arg : command.argv) {
-            line += (line.empty() ? "" : " ") + arg;
-        }
-        m_seen.push_back(command);
-        if (m_script.empty()) {
-            FAIL("unexpected command (script exhausted): " << line);
-        }
-        const ScriptedAnswer answer = m_script.front();
-        if (!m_forever || m_script.size() > 1) {
-            m_script.pop_front();
-        }
-        if (answer.command != line) {
-            FAIL("unexpected command: " << line << "\n  expected: " << answer.command);
-        }
-        ExitStatus status;
-        status.code = answer.code;
-        status.output = answer.output;
-        return status;
-    }
-
-    bool done() const { return m_script.empty() || (m_forever && m_script.size() == 1); }
-    const std::vector<Command>& seen() const { return m_seen; }
-
-private:
-    std::deque<ScriptedAnswer> m_script;
-    std::vector<Command> m_seen;
-    bool m_forever = false;
-};
-
-/// Time passes only when the loop sleeps; Ctrl-C arrives before a chosen poll.
-class ScriptedWaiter : public SlurmWaiter {
-public:
-    double now() override { return m_now; }
-    void sleep(double seconds, bool /*wake_on_interrupt*/) override {
-        m_now += seconds;
-        m_sleeps.push_back(seconds);
-    }
-    bool interrupted() override { return m_interrupt_at_poll >= 0 && m_polls++ >= m_interrupt_at_poll; }
-
-    int m_interrupt_at_poll = -1;
-    int m_polls = 0;
-    double m_now = 1000;
-    std::vector<double> m_sleeps;
-};
 
 /// One line of `scontrol show job -o`, shaped as info_job.c prints it.
 std::string job_line(const std::string& state, const std::string& reason, int restarts = 0, const std::string& exit_code = "0:0",
@@ -500,4 +438,49 @@ TEST_CASE("the nodes a pending job waits for, and why they are out", "[slurm_cli
         CHECK(client.node_reasons("node[2-3]").empty());
     }
     CHECK(runner.done());
+}
+
+TEST_CASE("a job's end: the failure detail between the verdict and the batch log, a timeout final too", "[slurm_client]") {
+    const test::TempDir tmp;
+    const fs::path run_dir = tmp.path() / "run";
+    fs::create_directories(run_dir / "rendered" / "logs");
+    write_file_atomic(run_dir / "rendered" / "logs" / "ccl-42.out", "srun: error: node2: task 3: Exited with exit code 1\n");
+    const std::string sacct = "JobID|State\n42|FAILED\n42.0|FAILED\n";
+    const std::string k_sacct =
+        "sacct -j 42 --parsable2 --format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES";
+    ScriptedRunner runner;
+    runner.expect("scontrol show job 42", "JobId=42 JobState=FAILED\n").expect(k_sacct, sacct);
+    const SlurmClient client(runner, local_cluster());
+    RunRecord record;
+    SlurmOutcome failed;
+    failed.state = RunState::failed;
+    failed.reason = "job 42 FAILED with exit code 1:0";
+    std::string detail_saw;
+    record_slurm_job_end(client, "42", failed, run_dir, record, SecretScrubber(),
+                         [&detail_saw](const SlurmAccounting& accounting, const fs::path& output) {
+                             detail_saw = accounting.sacct + output.filename().string();
+                             return std::string("rank 3 on node2: Exited with exit code 1");
+                         });
+    CHECK(runner.done());
+    CHECK(detail_saw == sacct + "ccl-42.out");
+    CHECK(record.state == RunState::failed);
+    CHECK(record.reason == "job 42 FAILED with exit code 1:0; rank 3 on node2: Exited with exit code 1; last lines of ccl-42.out:\n"
+                           "srun: error: node2: task 3: Exited with exit code 1");
+    CHECK(slurm_batch_output(run_dir / "rendered", "42") == run_dir / "rendered" / "logs" / "ccl-42.out");
+    CHECK(slurm_batch_output(run_dir / "rendered", "43").empty());
+
+    // No batch output and nothing to add: the verdict alone.
+    ScriptedRunner again;
+    again.expect("scontrol show job 43", "")
+        .expect("sacct -j 43 --parsable2 --format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES", "");
+    const SlurmClient other(again, local_cluster());
+    RunRecord timed_out;
+    SlurmOutcome timeout;
+    timeout.state = RunState::timeout;
+    timeout.reason = "job 43 TIMEOUT with exit code 0:15";
+    record_slurm_job_end(other, "43", timeout, run_dir, timed_out, SecretScrubber(),
+                         [](const SlurmAccounting&, const fs::path&) { return std::string(); });
+    CHECK(again.done());
+    CHECK(timed_out.state == RunState::timeout);
+    CHECK(timed_out.reason == "job 43 TIMEOUT with exit code 0:15");
 }

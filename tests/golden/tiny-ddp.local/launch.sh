@@ -32,6 +32,9 @@ args=(
     --trace-dir "$RUN_DIR/traces"
 
 )
+container=()
+python=/usr/bin/python3
+
 # The probe records versions and environment for the provenance record (never failing the
 # run), then becomes the workload.
-exec /usr/bin/python3 "$RUN_DIR/ccl_probe.py" "$RUN_DIR" -- /usr/bin/python3 "$RUN_DIR/train.py" "${args[@]}"
+exec "${container[@]}" "$python" "$RUN_DIR/ccl_probe.py" "$RUN_DIR" -- "$python" "$RUN_DIR/train.py" "${args[@]}"

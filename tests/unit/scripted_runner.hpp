@@ -1,0 +1,87 @@
+#pragma once
+// A ProcessRunner and a SlurmWaiter for the Slurm client's tests: every command line must be the
+// next one scripted, or the test fails; time passes only when the loop sleeps. No slurmctld,
+// no sleeping.
+#include "run/slurm_client.hpp"
+#include "util/process.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace harness::test {
+
+struct ScriptedAnswer {
+    std::string command; ///< argv joined with single spaces
+    std::string output;
+    int code = 0;
+};
+
+/// Answers each expected command line in order; anything else fails the test.
+class ScriptedRunner : public ProcessRunner {
+public:
+    ScriptedRunner& expect(std::string command, std::string output, int code = 0) {
+        m_script.push_back({std::move(command), std::move(output), code});
+        return *this;
+    }
+
+    /// The last expected answer, given for as many calls as come.
+    ScriptedRunner& then_forever(std::string command, std::string output, int code = 0) {
+        m_forever = true;
+        return expect(std::move(command), std::move(output), code);
+    }
+
+    ExitStatus run(const Command& command) override {
+        std::string line;
+        for (const auto& arg : command.argv) {
+            line += (line.empty() ? "" : " ") + arg;
+        }
+        m_seen.push_back(command);
+        if (m_script.empty()) {
+            FAIL("unexpected command (script exhausted): " << line);
+        }
+        const ScriptedAnswer answer = m_script.front();
+        if (!m_forever || m_script.size() > 1) {
+            m_script.pop_front();
+        }
+        if (answer.command != line) {
+            FAIL("unexpected command: " << line << "\n  expected: " << answer.command);
+        }
+        ExitStatus status;
+        status.code = answer.code;
+        status.output = answer.output;
+        return status;
+    }
+
+    /// Every scripted command ran (a then_forever answer may still be given).
+    bool done() const { return m_script.empty() || (m_forever && m_script.size() == 1); }
+    /// The commands run so far, in order.
+    const std::vector<Command>& seen() const { return m_seen; }
+    std::size_t calls() const { return m_seen.size(); }
+
+private:
+    std::deque<ScriptedAnswer> m_script;
+    std::vector<Command> m_seen;
+    bool m_forever = false;
+};
+
+/// Time passes only when the loop sleeps; Ctrl-C arrives before a chosen poll.
+class ScriptedWaiter : public SlurmWaiter {
+public:
+    double now() override { return m_now; }
+    void sleep(double seconds, bool /*wake_on_interrupt*/) override {
+        m_now += seconds;
+        m_sleeps.push_back(seconds);
+    }
+    bool interrupted() override { return m_interrupt_at_poll >= 0 && m_polls++ >= m_interrupt_at_poll; }
+
+    int m_interrupt_at_poll = -1;
+    int m_polls = 0;
+    double m_now = 1000;
+    std::vector<double> m_sleeps;
+};
+
+} // namespace harness::test
