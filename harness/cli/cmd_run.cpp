@@ -43,7 +43,10 @@ void add_run(CLI::App& sub, Action& action) {
     sub.add_option("--results", options->results, "where run directories go (default: results)");
     sub.add_flag("--dry-run", options->dry_run, "render and print what would be submitted and where; run nothing");
     sub.add_option("--out", options->dry_run_out, "with --dry-run: also write the rendered files to this directory");
-    sub.add_flag("--teardown", options->teardown, "TPU: delete the queued resource when the run ends");
+    sub.add_flag("--teardown", options->teardown, "TPU: delete the queued resource when the run ends (the default)");
+    sub.add_flag_callback(
+        "--keep", [options] { options->teardown = false; },
+        "TPU: keep the queued resource when the run ends (it goes on billing; a later run reuses it)");
     sub.add_flag("--requeue", options->requeue,
                  "Slurm: let the scheduler requeue the job when a node fails (default: the run ends with the scheduler's reason)");
     sub.add_flag("!--no-pack", options->pack,
@@ -68,7 +71,8 @@ void add_run(CLI::App& sub, Action& action) {
         "anything is rendered: the scripts check out that SHA.\n"
         "Exit status: 0 completed, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
         "--json keys: run_id, run_dir, card, target, state, reason, exit_code, traces, bundle {path, sha256, files} | null, "
-        "pack_error, warnings, dry_run, preview {submission, rendered, results, nodes, ranks_per_node, steps, trace_kinds} | null.\n"
+        "pack_error, warnings, dry_run, preview {submission, rendered, results, nodes, ranks_per_node, steps, trace_kinds, commands, "
+        "billing, commands_problem} | null.\n"
         "Examples:\n"
         "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml\n"
         "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local\n"

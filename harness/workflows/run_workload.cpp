@@ -15,6 +15,7 @@
 #include "run/run_directory.hpp"
 #include "trace/trace_collect.hpp"
 #include "workflows/run_image.hpp"
+#include "workflows/tpu_dry_run.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/strings.hpp"
@@ -144,6 +145,12 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
         preview.ranks_per_node = plan.ranks_per_node;
         preview.steps = plan.steps;
         preview.trace_kinds = plan.trace_kinds;
+        if (is_tpu(cluster.scheduler)) {
+            TpuDryRun tpu = preview_tpu_run(run, home, options.teardown, preview.rendered);
+            preview.commands = std::move(tpu.commands);
+            preview.billing = std::move(tpu.billing);
+            preview.commands_problem = std::move(tpu.problem);
+        }
         outcome.dry_run = preview;
         return outcome;
     }
@@ -321,13 +328,17 @@ Json run_outcome_to_json(const RunOutcome& outcome) {
     json["dry_run"] = outcome.dry_run.has_value();
     if (outcome.dry_run) {
         const DryRunPreview& preview = *outcome.dry_run;
-        json["preview"] = Json(Json::Object{{"submission", preview.submission},
-                                            {"rendered", preview.rendered.string()},
-                                            {"results", preview.results.string()},
-                                            {"nodes", preview.nodes},
-                                            {"ranks_per_node", preview.ranks_per_node},
-                                            {"steps", preview.steps},
-                                            {"trace_kinds", json_string_array(preview.trace_kinds)}});
+        json["preview"] = Json(
+            Json::Object{{"submission", preview.submission},
+                         {"rendered", preview.rendered.string()},
+                         {"results", preview.results.string()},
+                         {"nodes", preview.nodes},
+                         {"ranks_per_node", preview.ranks_per_node},
+                         {"steps", preview.steps},
+                         {"trace_kinds", json_string_array(preview.trace_kinds)},
+                         {"commands", json_string_array(preview.commands)},
+                         {"billing", preview.billing.empty() ? Json() : Json(preview.billing)},
+                         {"commands_problem", preview.commands_problem.empty() ? Json() : Json(preview.commands_problem)}});
     } else {
         json["preview"] = Json();
     }
@@ -337,11 +348,24 @@ Json run_outcome_to_json(const RunOutcome& outcome) {
 std::string format_run_outcome(const RunOutcome& outcome) {
     if (outcome.dry_run) {
         const DryRunPreview& preview = *outcome.dry_run;
-        return fmt::format("dry run: {} on {} ({} node(s) x {} rank(s), {} steps, traces: {})\n"
-                           "would submit: {}\n"
-                           "would record the run in {}/<run-id>/\n",
-                           outcome.card, outcome.target, preview.nodes, preview.ranks_per_node, preview.steps,
-                           join(preview.trace_kinds, ", "), preview.submission, preview.results.string());
+        std::string text = fmt::format("dry run: {} on {} ({} node(s) x {} rank(s), {} steps, traces: {})\n"
+                                       "would submit: {}\n"
+                                       "would record the run in {}/<run-id>/\n",
+                                       outcome.card, outcome.target, preview.nodes, preview.ranks_per_node, preview.steps,
+                                       join(preview.trace_kinds, ", "), preview.submission, preview.results.string());
+        if (!preview.commands.empty()) {
+            text += "would run, in this order:\n";
+            for (const std::string& command : preview.commands) {
+                text += "  " + command + "\n";
+            }
+        }
+        if (!preview.commands_problem.empty()) {
+            text += "warning: " + preview.commands_problem + "\n";
+        }
+        if (!preview.billing.empty()) {
+            text += preview.billing + "\n";
+        }
+        return text;
     }
     if (!outcome.state) {
         return "";

@@ -26,7 +26,7 @@ struct RunOptions {
     fs::path results = "results";
     bool dry_run = false;
     fs::path dry_run_out; ///< with --dry-run: also write the rendered files here
-    bool teardown = false;
+    bool teardown = true; ///< TPU: delete the slice at the end (run --keep: false)
     /// Slurm: let the scheduler requeue the job when one of its nodes fails (sbatch --requeue);
     /// by default a node failure ends the run with the scheduler's reason.
     bool requeue = false;
@@ -63,6 +63,11 @@ struct DryRunPreview {
     long long ranks_per_node = 0;
     long long steps = 0;
     std::vector<std::string> trace_kinds;
+    /// TPU: every gcloud command the launch script would run (workflows/tpu_dry_run.hpp), what
+    /// bills, and why the list may be incomplete.
+    std::vector<std::string> commands;
+    std::string billing;
+    std::string commands_problem;
 };
 
 /// A run rendered into its run directory and recorded as `rendered`, not executed yet: what an
