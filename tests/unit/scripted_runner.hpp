@@ -1,7 +1,7 @@
 #pragma once
-// A ProcessRunner and a SlurmWaiter for the Slurm client's tests: every command line must be the
-// next one scripted, or the test fails; time passes only when the loop sleeps. No slurmctld,
-// no sleeping.
+// A ProcessRunner and a SlurmWaiter for the tests of code that runs commands (Slurm, podman,
+// mmdebstrap): every command line must be the next one scripted, or the test fails; time passes
+// only when the loop sleeps. No slurmctld, no podman, no sleeping.
 #include "run/slurm_client.hpp"
 #include "util/process.hpp"
 
@@ -9,22 +9,42 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace harness::test {
 
+/// `text` matches `pattern`, where '*' stands for any run of characters (a scratch path).
+inline bool glob_match(std::string_view pattern, std::string_view text) {
+    if (pattern.empty()) {
+        return text.empty();
+    }
+    if (pattern.front() == '*') {
+        for (std::size_t skip = 0; skip <= text.size(); ++skip) {
+            if (glob_match(pattern.substr(1), text.substr(skip))) {
+                return true;
+            }
+        }
+        return false;
+    }
+    return !text.empty() && pattern.front() == text.front() && glob_match(pattern.substr(1), text.substr(1));
+}
+
 struct ScriptedAnswer {
-    std::string command; ///< argv joined with single spaces
+    std::string command; ///< argv joined with single spaces; '*' matches any run of characters
     std::string output;
     int code = 0;
+    std::function<void(const Command&)> effect; ///< what the real tool would leave behind
 };
 
 /// Answers each expected command line in order; anything else fails the test.
 class ScriptedRunner : public ProcessRunner {
 public:
-    ScriptedRunner& expect(std::string command, std::string output, int code = 0) {
-        m_script.push_back({std::move(command), std::move(output), code});
+    ScriptedRunner& expect(std::string command, std::string output = "", int code = 0,
+                           std::function<void(const Command&)> effect = {}) {
+        m_script.push_back({std::move(command), std::move(output), code, std::move(effect)});
         return *this;
     }
 
@@ -47,8 +67,11 @@ public:
         if (!m_forever || m_script.size() > 1) {
             m_script.pop_front();
         }
-        if (answer.command != line) {
+        if (!glob_match(answer.command, line)) {
             FAIL("unexpected command: " << line << "\n  expected: " << answer.command);
+        }
+        if (answer.effect) {
+            answer.effect(command);
         }
         ExitStatus status;
         status.code = answer.code;

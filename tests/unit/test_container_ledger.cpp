@@ -5,14 +5,14 @@
 #include "image/image_build.hpp"
 #include "run/container_ledger.hpp"
 #include "run/container_provenance.hpp"
+#include "scripted_runner.hpp"
 #include "test_context.hpp"
 #include "util/sha256.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <deque>
-
 using namespace harness;
+using harness::test::ScriptedRunner;
 using harness::test::TempDir;
 
 namespace {
@@ -26,27 +26,6 @@ std::string report(const std::vector<std::pair<std::string, std::string>>& conta
         array.push_back(Json(Json::Object{{"Id", id}, {"Image", "localhost/ccl-torch-ddp:0123456789abcdef"}, {"ImageID", image}}));
     }
     return array.dump();
-}
-
-/// Answers each command with the next scripted reply; records the command lines.
-class ReplyRunner : public ProcessRunner {
-public:
-    std::deque<ExitStatus> replies;
-    std::vector<std::vector<std::string>> seen;
-    ExitStatus run(const Command& command) override {
-        seen.push_back(command.argv);
-        REQUIRE_FALSE(replies.empty());
-        ExitStatus reply = replies.front();
-        replies.pop_front();
-        return reply;
-    }
-};
-
-ExitStatus answer(std::string output, int code = 0) {
-    ExitStatus status;
-    status.code = code;
-    status.output = std::move(output);
-    return status;
 }
 
 Plan container_plan() {
@@ -104,23 +83,21 @@ TEST_CASE("the container ledger reads every node's report", "[container_ledger]"
 
 TEST_CASE("a local run's containers are listed by label, recorded, then removed", "[container_ledger]") {
     TempDir dir;
-    ReplyRunner runner;
+    ScriptedRunner runner;
     const fs::path rendered = dir.path() / "run" / "rendered";
     const std::string filter = "label=ccl-harness.run=" + rendered.string();
+    const std::string list = "podman ps --all --no-trunc --filter " + filter + " --format json";
     SECTION("listed and pruned") {
-        runner.replies = {answer(report({{std::string(64, '1'), k_image}})), answer("")};
+        runner.expect(list, report({{std::string(64, '1'), k_image}})).expect("podman container prune --force --filter " + filter);
         CHECK(record_local_containers(runner, "podman", rendered, dir.path() / "container", "vm").empty());
-        REQUIRE(runner.seen.size() == 2);
-        CHECK(runner.seen[0] ==
-              std::vector<std::string>{"podman", "ps", "--all", "--no-trunc", "--filter", filter, "--format", "json"});
-        CHECK(runner.seen[1] == std::vector<std::string>{"podman", "container", "prune", "--force", "--filter", filter});
+        CHECK(runner.done());
         CHECK(read_container_ledger(dir.path() / "container").containers.size() == 1);
     }
     SECTION("podman failing is a problem, and nothing is removed") {
-        runner.replies = {answer("Error: cannot connect", 125)};
+        runner.expect(list, "Error: cannot connect", 125);
         const std::string problem = record_local_containers(runner, "podman", rendered, dir.path() / "container", "vm");
         CHECK(problem.find("cannot connect") != std::string::npos);
-        CHECK(runner.seen.size() == 1);
+        CHECK(runner.done());
         CHECK_FALSE(fs::exists(dir.path() / "container" / "ran-vm.json"));
     }
 }

@@ -7,6 +7,7 @@
 #include "image/base_image.hpp"
 #include "image/base_spec.hpp"
 #include "image/image_build.hpp"
+#include "scripted_runner.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -18,71 +19,10 @@
 #include <functional>
 
 using namespace harness;
+using harness::test::ScriptedRunner;
 using harness::test::TempDir;
 
 namespace {
-
-/// `text` matches `pattern`, where '*' stands for any run of characters (a scratch path).
-bool glob_match(std::string_view pattern, std::string_view text) {
-    if (pattern.empty()) {
-        return text.empty();
-    }
-    if (pattern.front() == '*') {
-        for (std::size_t skip = 0; skip <= text.size(); ++skip) {
-            if (glob_match(pattern.substr(1), text.substr(skip))) {
-                return true;
-            }
-        }
-        return false;
-    }
-    return !text.empty() && pattern.front() == text.front() && glob_match(pattern.substr(1), text.substr(1));
-}
-
-struct ScriptedAnswer {
-    std::string command; ///< argv joined with single spaces; '*' matches anything
-    std::string output;
-    int code = 0;
-    std::function<void(const Command&)> effect; ///< what the real tool would leave behind
-};
-
-class ScriptedRunner : public ProcessRunner {
-public:
-    ScriptedRunner& expect(std::string command, std::string output = "", int code = 0,
-                           std::function<void(const Command&)> effect = {}) {
-        m_script.push_back({std::move(command), std::move(output), code, std::move(effect)});
-        return *this;
-    }
-
-    ExitStatus run(const Command& command) override {
-        std::string line;
-        for (const auto& arg : command.argv) {
-            line += (line.empty() ? "" : " ") + arg;
-        }
-        m_seen.push_back(command);
-        if (m_script.empty()) {
-            FAIL("unexpected command (script exhausted): " << line);
-        }
-        const ScriptedAnswer answer = m_script.front();
-        m_script.pop_front();
-        if (!glob_match(answer.command, line)) {
-            FAIL("unexpected command: " << line << "\n  expected: " << answer.command);
-        }
-        if (answer.effect) {
-            answer.effect(command);
-        }
-        ExitStatus status;
-        status.code = answer.code;
-        status.output = answer.output;
-        return status;
-    }
-
-    bool done() const { return m_script.empty(); }
-    const std::vector<Command>& seen() const { return m_seen; }
-
-private:
-    std::deque<ScriptedAnswer> m_script;
-    std::vector<Command> m_seen;
-};
 
 const std::string k_base_id(64, 'b');
 const std::string k_image_id(64, 'c');
