@@ -3,6 +3,7 @@
 #include "bundle/bundle_manifest.hpp"
 #include "bundle/bundle_verify_checks.hpp"
 #include "bundle/input_path.hpp"
+#include "provenance/provenance.hpp"
 #include "run/run_directory.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
@@ -177,6 +178,20 @@ std::string renamed_from(const fs::path& dir, const std::string& name) {
     return std::string(*id);
 }
 
+/// Whether provenance.json says origin "ingested"; an unreadable one says nothing (check_provenance
+/// reports it).
+bool ingested_bundle(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(dir / k_provenance_name, ec))) {
+        return false;
+    }
+    try {
+        return is_ingested_provenance(Json::parse(read_file(dir / k_provenance_name)));
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, BundleReport& report) {
     if (!fs::exists(dir / k_manifest_name) && is_real_directory(dir / "rendered")) {
         report.problems.push_back({"", fmt::format("this is a run directory; pack it first: ccl-harness pack {}", pack_hint)});
@@ -206,6 +221,7 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
     check_card(dir, files, planned, report);
     check_metrics(dir, report.problems);
     check_provenance(dir, report.name, report.problems);
+    report.ingested = ingested_bundle(dir);
     check_container(dir, report.problems);
     check_run_record(dir, report.name, report.problems);
     check_scripts(dir, files, report.problems);
@@ -291,6 +307,10 @@ Json bundle_report_to_json(const BundleReport& report) {
     out["name"] = report.name;
     out["files"] = static_cast<long long>(report.files);
     out["steps"] = static_cast<long long>(report.steps());
+    if (report.ingested) {
+        // Only then: a harness run's report stays as it always was.
+        out["provenance"] = k_unpinned_ingested;
+    }
     out["problems"] = Json::array();
     for (const BundleProblem& problem : report.problems) {
         Json item = Json::object();

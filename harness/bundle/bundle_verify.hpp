@@ -12,6 +12,9 @@ namespace harness {
 
 namespace fs = std::filesystem;
 
+/// What verify says of an ingested bundle (BundleReport::ingested), in text and JSON alike.
+inline constexpr const char* k_unpinned_ingested = "unpinned, ingested";
+
 struct BundleProblem {
     /// Relative to <name>/, with a line and column where the problem has one ("tiny.yaml:12:3");
     /// empty for a problem with the archive itself (damaged, truncated, wrong top level).
@@ -34,6 +37,9 @@ struct BundleReport {
     std::size_t files = 0;               ///< regular files under <name>/, manifest.json included
     std::vector<BundleProblem> problems; ///< sorted by path; empty means valid
     std::vector<BundleTrace> traces;     ///< every trace file checked, sorted by path
+    /// provenance.json says origin "ingested": a job the harness did not run, with no pins
+    /// (reported as "unpinned, ingested"); false for every harness run.
+    bool ingested = false;
 
     bool valid() const { return problems.empty(); }
     std::size_t steps() const;

@@ -3,6 +3,7 @@
 // (scripts/Containerfile) on which base, and the hash of its package list
 // (container/packages.txt): each must be the one the others name.
 #include "bundle/bundle_verify_checks.hpp"
+#include "image/image_archive.hpp"
 #include "image/image_build.hpp"
 #include "provenance/provenance.hpp"
 #include "run/container_ledger.hpp"
@@ -98,6 +99,17 @@ void check_container(const fs::path& dir, Problems& problems) {
     }
     check_image_record(dir, *container, ran, problems);
     check_ran(dir, *container, ran, problems);
+    std::error_code ec;
+    if (fs::is_regular_file(fs::symlink_status(dir / k_image_archive_name, ec))) {
+        try {
+            if (const std::string held = oci_archive_image_id(dir / k_image_archive_name); held != ran) {
+                problems.push_back({k_image_archive_name, fmt::format("holds image {}, not {} which ran", held.substr(0, 12),
+                                                                      ran.empty() ? "(unknown)" : ran.substr(0, 12))});
+            }
+        } catch (const HarnessError& error) {
+            problems.push_back({k_image_archive_name, error.what()});
+        }
+    }
 }
 
 } // namespace harness::verify_checks

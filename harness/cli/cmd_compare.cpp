@@ -42,13 +42,19 @@ void add_compare(CLI::App& sub, Action& action) {
     auto options = std::make_shared<CompareCommandOptions>();
     sub.add_option("inputs", options->inputs,
                    "two or more runs or bundles: <name>.tar.zst (unpacked safely to a scratch directory), an unpacked "
-                   "bundle <name>/, or a run directory (card.yaml, run.json, traces/)")
+                   "bundle <name>/, a run directory (card.yaml, run.json, traces/), or a sweep directory (sweep.json: "
+                   "each point with a run directory)")
         ->required();
     sub.add_option("--html", options->html,
                    "also write one self-contained page (inline CSS and SVG, no script, no network) to this file");
     sub.add_flag("--json", options->json, "print one JSON object on stdout instead of the table");
     sub.footer("Metrics come from the input's metrics.json when it has one, else are computed from its traces\n"
-               "(default mode, as `ccl-harness metrics`). Runs are ranked by avg_step_time, fastest first.\n"
+               "(default mode, as `ccl-harness metrics`); per-rank and per-step times and communication by collective\n"
+               "are read from the traces. Runs are labelled by the card values that differ (bs=16 seq=64) and ranked\n"
+               "by throughput per device, highest first: batch_size x seq_len / avg_step_time / xpu_spec.total_count\n"
+               "tokens/s/device (samples/s/device without seq_len; batch_size is the global batch), and by\n"
+               "avg_step_time, fastest first (with a note when the batch sizes differ). n/a metrics are listed\n"
+               "once per metric and reason.\n"
                "Where a step's time goes, per step: overlapped = total_communication_time x compute_comm_overlap / 100,\n"
                "exposed = total_communication_time - overlapped, compute = avg_step_time - exposed.\n"
                "Card differences: every card field (dotted path, list items by index) whose value is not the same in\n"
@@ -58,7 +64,8 @@ void add_compare(CLI::App& sub, Action& action) {
                "neither a bundle nor a run, an unsafe or tampered bundle, unreadable metrics or traces).\n"
                "Examples:\n"
                "  ccl-harness compare results/*.tar.zst\n"
-               "  ccl-harness compare results/run-a results/run-b --html compare.html");
+               "  ccl-harness compare results/run-a results/run-b --html compare.html\n"
+               "  ccl-harness compare results/tiny-ddp-sweep-20261123T021839Z --html sweep.html");
     sub.callback([options, &action] { action = [options] { return run_compare(*options); }; });
 }
 

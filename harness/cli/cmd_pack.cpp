@@ -5,6 +5,7 @@
 #include "util/json.hpp"
 #include "util/quote.hpp"
 #include "util/terminal.hpp"
+#include "workflows/run_image.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -17,6 +18,7 @@ namespace {
 struct PackCommandOptions {
     fs::path run_dir;
     PackOptions pack;
+    bool with_image = false;
     bool json = false;
 };
 
@@ -28,6 +30,10 @@ int run_pack(const PackCommandOptions& options) {
     if (progress) {
         // One line, rewritten: which file is being compressed (traces can take a while).
         pack.on_entry = [](const std::string& entry) { std::cerr << "\r\033[Kpacking " << terminal_text(entry) << std::flush; };
+    }
+    if (options.with_image) {
+        SystemProcessRunner runner;
+        add_image_archive(options.run_dir, runner, std::cerr);
     }
     const PackResult result = pack_run(options.run_dir, pack);
     if (progress) {
@@ -58,6 +64,9 @@ void add_pack(CLI::App& sub, Action& action) {
     sub.add_option("--out", options->pack.out_file, "the archive to write (default: <run-id>.tar.zst beside the run directory)");
     sub.add_flag("--force", options->pack.force, "replace the archive when it exists");
     sub.add_option("--threads", options->pack.threads, "zstd worker threads (default: all hardware threads; the bytes are the same)");
+    sub.add_flag("--with-image", options->with_image,
+                 "add the container image the run ran, as an OCI archive (container/image.oci.tar), so that the bundle "
+                 "reproduces offline; needs the runtime that built it (podman, podman-hpc)");
     sub.add_flag("--json", options->json, "print the result as one JSON object");
     sub.footer("The bundle <run-id>/ holds <run-id>.yaml (the effective card, trace_url and metric_source.traces\n"
                "filled in), the traces, scripts/ (what ran), logs/, accounting/, run.json, provenance.json and\n"

@@ -49,6 +49,8 @@ void add_run(CLI::App& sub, Action& action) {
         "TPU: keep the queued resource when the run ends (it goes on billing; a later run reuses it)");
     sub.add_flag("--requeue", options->requeue,
                  "Slurm: let the scheduler requeue the job when a node fails (default: the run ends with the scheduler's reason)");
+    sub.add_flag("--detach", options->detach,
+                 "Slurm: return once the job is submitted; `ccl-harness attach RUN_DIR` follows it to the end later");
     sub.add_flag("!--no-pack", options->pack,
                  "do not pack a bundle when the run completes (pack it later with `ccl-harness pack DIR`)");
     sub.add_option("--grace", options->grace_seconds,
@@ -69,7 +71,9 @@ void add_run(CLI::App& sub, Action& action) {
         "a secret launch.env value is handed to the job in its environment, never written into a file.\n"
         "launch.source.ref is resolved to a commit SHA (cloned or fetched into the git cache) before\n"
         "anything is rendered: the scripts check out that SHA.\n"
-        "Exit status: 0 completed, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
+        "Slurm: --detach, or a hangup (SIGHUP: the SSH session dropped), leaves the job running and the run\n"
+        "submitted or running; `ccl-harness attach RUN_DIR` takes it to the end (--json adds detached_job, attach).\n"
+        "Exit status: 0 completed or detached, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
         "--json keys: run_id, run_dir, card, target, state, reason, exit_code, traces, bundle {path, sha256, files} | null, "
         "pack_error, warnings, dry_run, preview {submission, rendered, results, nodes, ranks_per_node, steps, trace_kinds, commands, "
         "billing, commands_problem} | null.\n"

@@ -20,9 +20,20 @@ struct SubmitCommandOptions {
     std::string url;
     std::string group;
     std::string description;
+    std::string token;
+    std::string ca_file;
     double timeout = 0;
     bool json = false;
 };
+
+// --token first; else CCL_UPLOAD_TOKEN, which keeps the token out of ps and shell history.
+std::string upload_token(const std::string& given) {
+    if (!given.empty()) {
+        return given;
+    }
+    const char* value = std::getenv("CCL_UPLOAD_TOKEN");
+    return value == nullptr ? std::string() : std::string(value);
+}
 
 // Tests set the first retry's wait in milliseconds so that a retried upload takes no time.
 std::chrono::milliseconds retry_base_delay() {
@@ -84,6 +95,8 @@ int run_submit(const SubmitCommandOptions& options) {
     submit.url = options.url;
     submit.group = options.group;
     submit.description = options.description;
+    submit.token = upload_token(options.token);
+    submit.ca_file = options.ca_file;
     submit.base_delay = retry_base_delay();
     if (options.timeout > 0) {
         // Whole seconds, rounded up: a limit of 0.5 s is not "no limit".
@@ -132,9 +145,15 @@ int run_submit(const SubmitCommandOptions& options) {
 void add_submit(CLI::App& sub, Action& action) {
     auto options = std::make_shared<SubmitCommandOptions>();
     sub.add_option("bundle", options->bundle, "a packed bundle, <name>.tar.zst (`ccl-harness pack` makes one)")->required();
-    sub.add_option("--to", options->url, "the upload server's base URL (http://HOST[:PORT]); /api/upload is appended")->required();
+    sub.add_option("--to", options->url, "the upload server's base URL (https://HOST[:PORT] or http://); /api/upload is appended")
+        ->required();
     sub.add_option("--group", options->group, "group_name sent with the upload");
     sub.add_option("--description", options->description, "description sent with the upload");
+    sub.add_option("--token", options->token,
+                   "sent as `Authorization: Bearer TOKEN`, never printed (default: $CCL_UPLOAD_TOKEN, which stays out "
+                   "of ps and shell history)");
+    sub.add_option("--ca-file", options->ca_file, "https: trust the CA certificates in this PEM file instead of the system's")
+        ->check(CLI::ExistingFile);
     sub.add_option("--timeout", options->timeout,
                    "give up after SECONDS in all, retries included; also the idle limit when under 120 s "
                    "(default: no total limit, 120 s idle)")
@@ -151,10 +170,14 @@ void add_submit(CLI::App& sub, Action& action) {
                "Interim 1xx answers (100 Continue) are skipped. Answers over 8 MiB are refused unread; the\n"
                "server's text is printed with control characters escaped. Bundles over 500 MB are refused.\n"
                "Progress is shown on a terminal unless NO_COLOR is set.\n"
+               "https verifies the server's certificate against the system's CAs (or --ca-file) and the URL's host\n"
+               "name; an untrusted, expired or other host's certificate is refused. The token is refused over http://\n"
+               "except to this machine. Proxies come from the environment as curl reads them: https_proxy or\n"
+               "HTTPS_PROXY (tunnelled with CONNECT), http_proxy, no_proxy; http:// proxies only, without a password.\n"
                "Exit status: 0 uploaded, 1 invalid bundle or upload failed, 2 bad input (no such file, a\n"
-               "directory, a bad or https URL), 130 interrupted.\n"
+               "directory, a bad URL or proxy, an unreadable --ca-file), 130 interrupted.\n"
                "Example:\n"
-               "  ccl-harness submit results/tiny-ddp-20261123T112800Z-4d4738.tar.zst --to http://ccl-bench.example:8000 \\\n"
+               "  ccl-harness submit results/tiny-ddp-20261123T112800Z-4d4738.tar.zst --to https://ccl-bench.example \\\n"
                "      --group my-lab --description 'tiny-ddp on 2 CPUs'");
     sub.callback([options, &action] { action = [options] { return run_submit(*options); }; });
 }

@@ -31,7 +31,8 @@ void print_report(const BundleReport& report, bool quiet) {
         }
     }
     const std::size_t count = report.problems.size();
-    std::cout << (report.valid() ? fmt::format("{}: valid ({} files, {} traces, {} steps)\n", bundle, report.files,
+    std::cout << (report.valid() ? fmt::format("{}: valid{} ({} files, {} traces, {} steps)\n", bundle,
+                                               report.ingested ? std::string(", ") + k_unpinned_ingested : "", report.files,
                                                report.traces.size(), report.steps())
                                  : fmt::format("{}: invalid ({} problem{})\n", bundle, count, count == 1 ? "" : "s"));
 }
@@ -83,6 +84,8 @@ void add_verify(CLI::App& sub, Action& action) {
     sub.footer("Checks every checksum and size against manifest.json, missing and unlisted files, the card\n"
                "(validate), every trace (parses, step markers), the rank traces against the card's total_count,\n"
                "the provenance pins and run.json; every problem is listed as BUNDLE: PATH: MESSAGE.\n"
+               "A bundle made by `ccl-harness ingest` (a job the harness did not run) is reported as\n"
+               "\"valid, unpinned, ingested\" (JSON: \"provenance\": \"unpinned, ingested\").\n"
                "An archive is unpacked safely into a scratch directory under $TMPDIR, removed afterwards.\n"
                "Exit status: 0 every bundle valid, 1 a bundle is invalid (or its archive damaged or truncated),\n"
                "2 unusable input (no such path, not a .tar.zst, an archive refused as unsafe), 130 interrupted.\n"

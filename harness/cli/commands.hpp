@@ -23,7 +23,9 @@ void add_validate(CLI::App& sub, Action& action);
 void add_render(CLI::App& sub, Action& action);
 void add_build(CLI::App& sub, Action& action);
 void add_run(CLI::App& sub, Action& action);
+void add_attach(CLI::App& sub, Action& action);
 void add_pack(CLI::App& sub, Action& action);
+void add_ingest(CLI::App& sub, Action& action);
 void add_verify(CLI::App& sub, Action& action);
 void add_reproduce(CLI::App& sub, Action& action);
 void add_sweep(CLI::App& sub, Action& action);
@@ -46,7 +48,10 @@ inline const Command k_commands[] = {
     {"build", "render a card's Containerfile and build (or reuse) its image with podman, on a base made from Debian packages",
      add_build},
     {"run", "render, execute on the target, follow to the end, collect the traces and pack a bundle", add_run},
+    {"attach", "follow a detached Slurm run (run --detach, a dropped session, a dead harness) to its end, collect and pack",
+     add_attach},
     {"pack", "pack a run directory into a verifiable, deterministic <name>.tar.zst bundle", add_pack},
+    {"ingest", "make a run directory and verified bundle from a job the harness did not run (hand-run, archived)", add_ingest},
     {"verify", "check a bundle: checksums, card, traces, rank count, provenance pins (exit 0 valid, 1 invalid, 2 unusable)",
      add_verify},
     {"reproduce", "run a bundle again: pinned sources, re-rendered scripts compared byte for byte with the bundled ones",

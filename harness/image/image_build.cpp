@@ -181,30 +181,25 @@ std::pair<std::string, int> containerfile_base(const std::string& text, const st
     return froms.front();
 }
 
-ImageRecord build_image(const fs::path& rendered_dir, const std::string& tag, const ImageContext& context) {
-    if (const std::string problem = image_tag_problem(tag); !problem.empty()) {
-        throw input_error(fmt::format("image tag {}: {}", enquote(tag), problem));
-    }
-    const fs::path containerfile = rendered_dir / "Containerfile";
+namespace {
+
+/// The Containerfile's text, checked for size; an input error when there is none.
+std::string read_containerfile(const fs::path& containerfile) {
     std::error_code ec;
     if (!fs::is_regular_file(containerfile, ec)) {
-        throw input_error(
-            fmt::format("{}: no Containerfile there (render a card with launch.container first)", rendered_dir.string()));
+        throw input_error(fmt::format("{}: no Containerfile there (render a card with launch.container first)",
+                                      containerfile.parent_path().string()));
     }
     if (fs::file_size(containerfile, ec) > k_max_containerfile_bytes) {
         throw input_error(fmt::format("{}: larger than {} bytes", containerfile.string(), k_max_containerfile_bytes));
     }
-    const std::string text = read_file(containerfile);
-    ImageRecord record;
-    record.tag = tag;
-    record.containerfile_sha256 = sha256_hex(text);
-    const auto froms = from_lines(text);
-    if (froms.empty()) {
-        throw input_error(fmt::format("{}: no FROM line: a Containerfile must name its base image", containerfile.string()));
-    }
-    record.base_tag = froms.front().first;
+    return read_file(containerfile);
+}
 
-    // Every ccl-base FROM is checked before anything is built, so a stale one costs nothing.
+/// The specs of every ccl-base FROM, each checked against the tag render wrote, before anything
+/// is built, so a stale one costs nothing.
+std::vector<BaseSpec> base_specs(const std::vector<std::pair<std::string, int>>& froms, const fs::path& containerfile,
+                                 const ImageContext& context) {
     std::vector<BaseSpec> bases;
     for (const auto& [from, line] : froms) {
         const std::optional<std::string> name = base_name_of_tag(from);
@@ -216,7 +211,6 @@ ImageRecord build_image(const fs::path& rendered_dir, const std::string& tag, co
             continue;
         }
         BaseSpec spec = load_base_spec(context.home, *name);
-        const std::string key16 = *base_key16_of_tag(from);
         const std::string current = base_tag(spec);
         if (current != from) {
             throw input_error(fmt::format("{}:{}: FROM {}: containers/base/{}.yaml changed since this Containerfile was rendered "
@@ -225,66 +219,87 @@ ImageRecord build_image(const fs::path& rendered_dir, const std::string& tag, co
         }
         bases.push_back(std::move(spec));
     }
-    for (const auto& spec : bases) {
-        const BaseImage base = ensure_base_image(spec, context);
-        if (base.tag == record.base_tag) {
-            record.base_id = base.id;
-            record.base_built = base.built;
-        } else {
-            record.base_built = record.base_built || base.built;
-        }
-    }
+    return bases;
+}
 
-    if (image_exists(tag, context)) {
-        context.report(fmt::format("image {}: already built, reusing it", tag));
-    } else {
-        context.report(fmt::format("image {}: building {} with {}...", tag, containerfile.string(), context.runtime));
-        const ExitStatus status = context.runner.run(
-            {{context.runtime, "build", "--tag", tag, "--file", containerfile.string(), rendered_dir.string()},
-             current_environment(),
-             {}});
-        throw_if_interrupted();
-        if (!status.ok()) {
-            throw HarnessError(fmt::format("image {}: {} build failed ({}):\n{}", tag, context.runtime, status.describe(),
-                                           output_tail(status.output)));
-        }
-        record.built = true;
+/// Runs the runtime with `args`; a failure is a HarnessError naming `what` with its last lines.
+ExitStatus run_or_throw(const ImageContext& context, const std::string& tag, const std::string& what, std::vector<std::string> args) {
+    args.insert(args.begin(), context.runtime);
+    ExitStatus status = context.runner.run({std::move(args), current_environment(), {}});
+    throw_if_interrupted();
+    if (!status.ok()) {
+        throw HarnessError(fmt::format("image {}: {} {} failed ({}):\n{}", tag, context.runtime, what, status.describe(),
+                                       output_tail(status.output)));
     }
-    record.image_id = inspect_image_id(tag, context);
-    if (record.base_id.empty()) {
-        // A base the runtime pulled: its id when the runtime can say (an ARG in FROM cannot).
-        const ExitStatus status = context.runner.run(
-            {{context.runtime, "image", "inspect", "--format", "{{.Id}}", record.base_tag}, current_environment(), {}});
-        throw_if_interrupted();
-        std::string id = trim(status.output);
-        if (starts_with(id, "sha256:")) {
-            id = id.substr(7);
-        }
-        if (status.ok() && is_hex64(id)) {
-            record.base_id = id;
-        }
-    }
+    return status;
+}
 
-    if (context.migrate) {
-        context.report(fmt::format("image {}: migrating it for the compute nodes...", tag));
-        const ExitStatus migrated = context.runner.run({{context.runtime, "migrate", tag}, current_environment(), {}});
-        throw_if_interrupted();
-        if (!migrated.ok()) {
-            throw HarnessError(fmt::format("image {}: {} migrate failed ({}):\n{}", tag, context.runtime, migrated.describe(),
-                                           output_tail(migrated.output)));
-        }
+/// A base the runtime pulled: its id when the runtime can say (an ARG in FROM cannot); "".
+std::string pulled_base_id(const std::string& base, const ImageContext& context) {
+    const ExitStatus status = context.runner.run(
+        {{context.runtime, "image", "inspect", "--format", "{{.Id}}", base}, current_environment(), {}});
+    throw_if_interrupted();
+    std::string id = trim(status.output);
+    if (starts_with(id, "sha256:")) {
+        id = id.substr(7);
     }
-    // The software inside, from dpkg's own database: what reproduce compares.
+    return status.ok() && is_hex64(id) ? id : "";
+}
+
+/// The software inside, from dpkg's own database: what reproduce compares.
+std::string image_packages(const std::string& tag, const ImageContext& context) {
     const ExitStatus listed = context.runner.run({{context.runtime, "run", "--rm", "--network", "none", "--entrypoint=", tag,
                                                    "dpkg-query", "-W", "-f", "${Package}=${Version}\\n"},
                                                   current_environment(),
                                                   {}});
     throw_if_interrupted();
-    record.packages = package_lines(listed.output);
-    if (!listed.ok() || record.packages.empty()) {
+    std::string packages = package_lines(listed.output);
+    if (!listed.ok() || packages.empty()) {
         throw HarnessError(fmt::format("image {}: cannot list its Debian packages with dpkg-query ({}):\n{}", tag,
                                        listed.ok() ? "no packages in its answer" : listed.describe(), output_tail(listed.output)));
     }
+    return packages;
+}
+
+} // namespace
+
+ImageRecord build_image(const fs::path& rendered_dir, const std::string& tag, const ImageContext& context) {
+    if (const std::string problem = image_tag_problem(tag); !problem.empty()) {
+        throw input_error(fmt::format("image tag {}: {}", enquote(tag), problem));
+    }
+    const fs::path containerfile = rendered_dir / "Containerfile";
+    const std::string text = read_containerfile(containerfile);
+    ImageRecord record;
+    record.tag = tag;
+    record.containerfile_sha256 = sha256_hex(text);
+    const auto froms = from_lines(text);
+    if (froms.empty()) {
+        throw input_error(fmt::format("{}: no FROM line: a Containerfile must name its base image", containerfile.string()));
+    }
+    record.base_tag = froms.front().first;
+    for (const auto& spec : base_specs(froms, containerfile, context)) {
+        const BaseImage base = ensure_base_image(spec, context);
+        if (base.tag == record.base_tag) {
+            record.base_id = base.id;
+        }
+        record.base_built = record.base_built || base.built;
+    }
+    if (image_exists(tag, context)) {
+        context.report(fmt::format("image {}: already built, reusing it", tag));
+    } else {
+        context.report(fmt::format("image {}: building {} with {}...", tag, containerfile.string(), context.runtime));
+        run_or_throw(context, tag, "build", {"build", "--tag", tag, "--file", containerfile.string(), rendered_dir.string()});
+        record.built = true;
+    }
+    record.image_id = inspect_image_id(tag, context);
+    if (record.base_id.empty()) {
+        record.base_id = pulled_base_id(record.base_tag, context);
+    }
+    if (context.migrate) {
+        context.report(fmt::format("image {}: migrating it for the compute nodes...", tag));
+        run_or_throw(context, tag, "migrate", {"migrate", tag});
+    }
+    record.packages = image_packages(tag, context);
     record.packages_sha256 = sha256_hex(record.packages);
     return record;
 }

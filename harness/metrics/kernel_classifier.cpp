@@ -155,6 +155,38 @@ CommFamily classify_kernel(std::string_view name) {
     return CommFamily::none;
 }
 
+std::string collective_operation(std::string_view name) {
+    // Spellings differ by library (AllReduce, all_reduce, allreduce_, all-reduce-start): compare
+    // letters and digits only.
+    std::string folded;
+    for (const char c : name) {
+        if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+            folded += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    static const std::array<std::pair<const char*, const char*>, 12> k_operations = {{
+        {"reducescatter", "reduce_scatter"},
+        {"allgather", "all_gather"},
+        {"allreduce", "all_reduce"},
+        {"crossdevicereduce", "all_reduce"},
+        {"alltoall", "all_to_all"},
+        {"all2all", "all_to_all"},
+        {"broadcast", "broadcast"},
+        {"collectivepermute", "send_recv"},
+        {"sendrecv", "send_recv"},
+        {"barrier", "barrier"},
+        {"send", "send_recv"},
+        {"recv", "send_recv"},
+    }};
+    for (const auto& [needle, operation] : k_operations) {
+        if (folded.find(needle) != std::string::npos) {
+            return operation;
+        }
+    }
+    // After the compound names: "reduce" alone is in reducescatter and allreduce.
+    return folded.find("reduce") != std::string::npos ? "reduce" : "other";
+}
+
 HostRole host_role(std::string_view name) {
     if (starts_with(name, "gloo:") || starts_with(name, "c10d::") || starts_with(name, "nccl:") ||
         starts_with(name, "record_param_comms")) {

@@ -27,6 +27,11 @@ const char* family_label(CommFamily family);
 /// The families, their real names and sources: docs/kernel-families.md.
 CommFamily classify_kernel(std::string_view name);
 
+/// The collective operation a communication span performs, by its name: "all_reduce",
+/// "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv",
+/// "barrier", or "other" (DeepEP dispatch/combine, record_param_comms without a name...).
+std::string collective_operation(std::string_view name);
+
 enum class HostRole : unsigned char {
     other,         ///< not used by the metrics (Python frames, autograd bookkeeping...)
     compute,       ///< aten:: operators

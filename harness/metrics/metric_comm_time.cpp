@@ -5,6 +5,7 @@
 #include "metrics/metric_functions.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace harness::metrics {
 
@@ -52,7 +53,22 @@ std::optional<double> reference_rank(const RankView& view) {
     return total / static_cast<double>(inner.size());
 }
 
-std::optional<double> standard_rank(const RankView& view) {
+/// Seconds per step by collective_operation(), each operation's spans merged on their own.
+std::map<std::string, double> by_collective(const RankView& view, double start, double end, double steps) {
+    std::map<std::string, std::vector<ActivitySpan>> spans;
+    for (const ActivitySpan& span : view.standard_activity()) {
+        if (span.comm) {
+            spans[collective_operation(view.trace().names.text(span.name))].push_back(span);
+        }
+    }
+    std::map<std::string, double> out;
+    for (const auto& [operation, list] : spans) {
+        out[operation] = clipped_comm(list, start, end) / k_us_per_s / steps;
+    }
+    return out;
+}
+
+std::optional<double> standard_rank(const RankView& view, std::map<std::string, double>& operations) {
     const StepSelection steps = standard_steps(view.trace());
     if (steps.empty() || view.standard_activity().empty()) {
         return std::nullopt;
@@ -64,6 +80,7 @@ std::optional<double> standard_rank(const RankView& view) {
         start = std::min(start, step.ts);
         end = std::max(end, step.ts + step.dur);
     }
+    operations = by_collective(view, start, end, static_cast<double>(inner.size()));
     return clipped_comm(view.standard_activity(), start, end) / k_us_per_s / static_cast<double>(inner.size());
 }
 
@@ -72,6 +89,7 @@ struct RankCommTime {
     State state = State::skipped;
     bool spans = false; ///< read: the rank has a basis to measure
     std::optional<double> value;
+    std::map<std::string, double> operations; ///< default mode: s per step by collective operation
 };
 
 class CommTimeFold final : public MetricFold {
@@ -89,7 +107,7 @@ public:
         }
         slot.state = RankCommTime::State::read;
         slot.spans = view.basis() != Basis::none;
-        slot.value = in().reference() ? reference_rank(view) : standard_rank(view);
+        slot.value = in().reference() ? reference_rank(view) : standard_rank(view, slot.operations);
     }
 
     MetricValue finish(const std::vector<std::size_t>& order) override;
@@ -120,6 +138,19 @@ MetricValue CommTimeFold::finish(const std::vector<std::size_t>& order) {
     }
     if (!rank_values.empty()) {
         out.value = mean(rank_values);
+        // The mean over the ranks that have a value, as for the total.
+        std::map<std::string, double> sums;
+        for (const std::size_t index : order) {
+            const RankCommTime& slot = m_slots[index];
+            if (slot.state == RankCommTime::State::read && slot.value) {
+                for (const auto& [operation, seconds] : slot.operations) {
+                    sums[operation] += seconds;
+                }
+            }
+        }
+        for (const auto& [operation, sum] : sums) {
+            out.time_by_collective.emplace_back(operation, sum / static_cast<double>(rank_values.size()));
+        }
         return out;
     }
     if (in().reference()) {

@@ -28,6 +28,7 @@ constexpr const char* k_family_labels[k_families] = {"ProfilerStep#N", "execute_
 /// A rank's inner-step means, in µs: the default mode's one selection, or each family the tool tries.
 struct RankSteps {
     std::optional<double> standard;
+    std::vector<double> durations; ///< the default mode's inner steps, s
     std::string source;
     std::optional<double> families[k_families];
 };
@@ -45,6 +46,9 @@ public:
         if (!in().reference()) {
             StepSelection steps = standard_steps(trace);
             slot.standard = inner_mean(steps);
+            for (const StepMarker& step : steps.inner()) {
+                slot.durations.push_back(step.dur / k_us_per_s);
+            }
             slot.source = std::move(steps.source);
             return;
         }
@@ -71,12 +75,14 @@ private:
     MetricValue standard(const std::vector<std::size_t>& order) const {
         MetricValue out = start_value("avg_step_time", "s");
         std::vector<double> rank_means;
+        out.per_step.resize(order.size());
         std::string sources;
         for (std::size_t r = 0; r < order.size(); ++r) {
             const RankSteps& slot = m_slots[order[r]];
             if (in().counted[order[r]] && slot.standard) {
                 rank_means.push_back(*slot.standard);
                 out.per_rank[r] = *slot.standard / k_us_per_s;
+                out.per_step[r] = slot.durations;
                 if (sources.find(slot.source) == std::string::npos) {
                     sources += sources.empty() ? slot.source : ", " + slot.source;
                 }

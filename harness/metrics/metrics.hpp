@@ -30,6 +30,13 @@ struct MetricValue {
     std::vector<std::optional<double>> per_rank;       ///< aligned with MetricsReport::ranks
     std::vector<std::pair<std::string, double>> parts; ///< collective_volume: bytes per collective name
     std::vector<std::string> notes;
+    /// avg_step_time, default mode: each rank's inner-step durations in s (report order), so
+    /// that noise between steps can be shown. Not in metrics_to_json: `compare` reads it.
+    std::vector<std::vector<double>> per_step;
+    /// total_communication_time, default mode: s per step by collective operation
+    /// (collective_operation()), each merged on its own, so the parts may overlap and their sum
+    /// may exceed the value. Not in metrics_to_json: `compare` reads it.
+    std::vector<std::pair<std::string, double>> time_by_collective;
 };
 
 /// A kernel name the two modes classify differently, summed over ranks.

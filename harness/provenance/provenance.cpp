@@ -56,6 +56,8 @@ std::string got(const Json& value) {
 class ProvenanceChecker {
 public:
     std::vector<std::string> problems;
+    /// origin "ingested": what the harness could not know may be null.
+    bool ingested = false;
 
     void add(const std::string& field, const std::string& what) { problems.push_back(field + ": " + what); }
 
@@ -137,6 +139,13 @@ void check_harness(ProvenanceChecker& check, const Json& root) {
     if (dirty != nullptr && !dirty->is_bool()) {
         check.add("harness.dirty", "expected true or false, got " + got(*dirty));
     }
+    // The harness that ingests did not run the job: a pin of its own checkout would claim it did.
+    if (const Json* commit = harness->find("commit"); check.ingested && commit != nullptr && !commit->is_null()) {
+        check.add("harness.commit", "expected null in an ingested record (the harness did not run the job), got " + got(*commit));
+    }
+    if (check.ingested && dirty != nullptr && dirty->is_bool() && dirty->as_bool()) {
+        check.add("harness.dirty", "expected false in an ingested record (no harness checkout ran the job)");
+    }
     const Json* patch = check.member(*harness, "harness", "patch");
     if (patch == nullptr || dirty == nullptr || !dirty->is_bool()) {
         return;
@@ -154,10 +163,18 @@ void check_run(ProvenanceChecker& check, const Json& root) {
         return;
     }
     for (const char* key : {"id", "card", "cluster", "executor", "state"}) {
-        check.text(*run, "run", key);
+        check.text(*run, "run", key, check.ingested && std::string_view(key) == "cluster");
     }
-    check.time(*run, "run", "started", false);
+    check.time(*run, "run", "started", check.ingested);
     check.time(*run, "run", "finished", true);
+    const Json* executor = run->find("executor");
+    const bool says_ingested = executor != nullptr && executor->is_string() && executor->as_string() == k_executor_ingested;
+    if (check.ingested && executor != nullptr && executor->is_string() && !says_ingested) {
+        check.add("run.executor", fmt::format("expected \"{}\" in an ingested record, got {}", k_executor_ingested, got(*executor)));
+    } else if (!check.ingested && says_ingested) {
+        check.add("run.executor", fmt::format("\"{}\" without origin \"{}\": a harness run names the executor that ran it",
+                                              k_executor_ingested, k_origin_ingested));
+    }
 }
 
 void check_inputs_and_sources(ProvenanceChecker& check, const Json& root) {
@@ -186,7 +203,7 @@ void check_inputs_and_sources(ProvenanceChecker& check, const Json& root) {
             }
             check.text(source, where, "repo");
             check.text(source, where, "ref");
-            check.pin(source, where, "commit", 40, false);
+            check.pin(source, where, "commit", 40, check.ingested); // ingested: the commit is unknown
         }
     }
 }
@@ -237,6 +254,9 @@ void check_container(ProvenanceChecker& check, const Json& root) {
 }
 
 void check_hosts(ProvenanceChecker& check, const Json& root) {
+    if (const Json* unknown = root.find("hosts"); check.ingested && unknown != nullptr && unknown->is_null()) {
+        return;
+    }
     const Json* hosts = check.array(root, "", "hosts");
     if (hosts == nullptr) {
         return;
@@ -265,8 +285,16 @@ void check_hosts(ProvenanceChecker& check, const Json& root) {
     }
 }
 
+/// `key` of `root` is null, which only an ingested record may say (unknown).
+bool unknown_in_ingested(const ProvenanceChecker& check, const Json& root, const char* key) {
+    const Json* value = root.find(key);
+    return check.ingested && value != nullptr && value->is_null();
+}
+
 void check_environment_and_scheduler(ProvenanceChecker& check, const Json& root) {
-    if (const Json* environment = check.object(root, "", "environment"); environment != nullptr) {
+    if (unknown_in_ingested(check, root, "environment")) {
+        // unknown: nothing captured it
+    } else if (const Json* environment = check.object(root, "", "environment"); environment != nullptr) {
         for (const auto& [name, value] : environment->as_object()) {
             const std::string where = "environment." + name;
             if (is_secret_name(name)) {
@@ -279,7 +307,9 @@ void check_environment_and_scheduler(ProvenanceChecker& check, const Json& root)
             }
         }
     }
-    if (const Json* scheduler = check.object(root, "", "scheduler"); scheduler != nullptr) {
+    if (unknown_in_ingested(check, root, "scheduler")) {
+        // unknown: the job ids were not recorded
+    } else if (const Json* scheduler = check.object(root, "", "scheduler"); scheduler != nullptr) {
         if (const Json* job_ids = check.array(*scheduler, "scheduler", "job_ids"); job_ids != nullptr) {
             const auto& list = job_ids->as_array();
             if (!std::all_of(list.begin(), list.end(), [](const Json& id) { return id.is_string(); })) {
@@ -291,6 +321,10 @@ void check_environment_and_scheduler(ProvenanceChecker& check, const Json& root)
     if (reproduces == nullptr) {
         return;
     }
+    if (check.ingested) {
+        check.add("reproduces", "an ingested record reproduces no bundle (the harness did not run the job)");
+        return;
+    }
     if (!reproduces->is_object()) {
         check.add("reproduces", "expected an object, got " + got(*reproduces));
         return;
@@ -299,7 +333,28 @@ void check_environment_and_scheduler(ProvenanceChecker& check, const Json& root)
     check.pin(*reproduces, "reproduces", "manifest_sha256", 64, false);
 }
 
+/// origin: absent (a harness run) or "ingested", whose `ingested` object says when.
+void check_origin(ProvenanceChecker& check, const Json& root) {
+    const Json* origin = check.member(root, "", "origin", true);
+    if (origin == nullptr) {
+        return;
+    }
+    if (!origin->is_string() || origin->as_string() != k_origin_ingested) {
+        check.add("origin", fmt::format("expected \"{}\" (or no origin, for a harness run), got {}", k_origin_ingested, got(*origin)));
+        return;
+    }
+    check.ingested = true;
+    if (const Json* ingested = check.object(root, "", "ingested"); ingested != nullptr) {
+        check.time(*ingested, "ingested", "at", false);
+    }
+}
+
 } // namespace
+
+bool is_ingested_provenance(const Json& provenance) {
+    const Json* origin = provenance.is_object() ? provenance.find("origin") : nullptr;
+    return origin != nullptr && origin->is_string() && origin->as_string() == k_origin_ingested;
+}
 
 std::optional<std::string> container_digest(const std::string& image) {
     constexpr std::string_view marker = "@sha256:";
@@ -326,6 +381,7 @@ std::vector<std::string> provenance_problems(const Json& provenance) {
                                         format->is_int() ? std::to_string(format->as_int()) : got(*format), k_provenance_format));
         return check.problems;
     }
+    check_origin(check, provenance);
     check_harness(check, provenance);
     check_run(check, provenance);
     check_inputs_and_sources(check, provenance);

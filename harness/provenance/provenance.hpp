@@ -13,13 +13,27 @@ namespace harness {
 inline constexpr int k_provenance_format = 1;
 inline constexpr const char* k_provenance_name = "provenance.json";
 inline constexpr const char* k_harness_patch_name = "harness.patch";
+/// provenance.json's `origin` for a job the harness did not run (`ccl-harness ingest`). A harness
+/// run writes no `origin`, so that its record reads exactly as before ingest existed.
+inline constexpr const char* k_origin_ingested = "ingested";
+/// run.executor (and run.json's executor) of an ingested record.
+inline constexpr const char* k_executor_ingested = "ingested";
 
 /// "sha256:<64 hex>" when `image` is pinned by digest (`name@sha256:...`), else nothing.
 std::optional<std::string> container_digest(const std::string& image);
 
+/// Whether `provenance` says origin "ingested": made from a hand-run job or an archived data point,
+/// with none of the pins a harness run records (verify reports it as "unpinned, ingested").
+bool is_ingested_provenance(const Json& provenance);
+
 /// Every way `provenance` breaks format 1: missing or mistyped keys, commits that are not 40
 /// lowercase hex digits, sha256s that are not 64, times that are not UTC, captured names that
 /// the capture rules forbid. Each line is "<field>: <problem>"; empty means well-formed.
+/// An ingested record (origin "ingested") is held to what ingest can know: harness.commit null
+/// and clean (the harness did not run the job), run.executor "ingested", ingested.at a UTC time,
+/// no `reproduces`; run.cluster, run.started, sources[].commit, hosts, environment and scheduler
+/// may be null (unknown). A record without origin that claims executor "ingested" is a problem,
+/// so that the two are never confused.
 std::vector<std::string> provenance_problems(const Json& provenance);
 
 /// provenance_problems on `dir`/provenance.json (a bundle or a run directory), plus a missing

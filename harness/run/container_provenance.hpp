@@ -15,6 +15,8 @@ namespace harness {
 /// The run directory's image record and package list (workflows write them before the job).
 inline constexpr const char* k_image_record_name = "container/image.json";
 inline constexpr const char* k_image_packages_name = "container/packages.txt";
+/// The image that ran as an OCI archive, when `pack --with-image` added it (image/image_archive.hpp).
+inline constexpr const char* k_image_archive_name = "container/image.oci.tar";
 
 /// null without a container; otherwise image, digest, runtime, build and, when `run_dir` holds
 /// an image record, base, containerfile_sha256, packages_sha256, image_id (the single id every

@@ -1,6 +1,7 @@
 #include "run/executor.hpp"
 #include "run/slurm_client.hpp"
 #include "run/slurm_job_end.hpp"
+#include "util/interrupt.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -128,6 +129,8 @@ void execute_slurm(ExecutionContext& context) {
     // the job then waits, silently, for the node to return. A benchmark run should rather end
     // with the scheduler's reason (job_mgr.c:3127, NODE_FAIL) and be run again on purpose,
     // unless `run --requeue` asks for Slurm's way (follow_slurm_job follows the restarts).
+    // From before sbatch: a hangup while it runs must not lose the job id it answers.
+    install_detach_handler();
     const SlurmSubmission submitted = slurm.submit(context.run.launch_script, rendered, extra,
                                                    {context.requeue ? "--requeue" : "--no-requeue"});
     if (!submitted.ok()) {
@@ -140,7 +143,15 @@ void execute_slurm(ExecutionContext& context) {
     record.detached_job = job;
     record.transition(RunState::submitted, context.dir.path);
     context.out << fmt::format("submitted job {} ({})\n", job, context.cluster.name);
+    follow_slurm_run(context, job);
+}
 
+bool follow_slurm_run(ExecutionContext& context, const std::string& job) {
+    RunRecord& record = context.record;
+    SystemProcessRunner runner;
+    const SlurmClient slurm(runner, context.cluster);
+    // A dropped SSH session must not leave run.json stale: the job goes on, the record says so.
+    install_detach_handler(); // attach comes here without execute_slurm
     std::string last_line;
     SystemSlurmWaiter waiter;
     const long long limit = parse_time_limit(context.run.plan.time_limit);
@@ -150,9 +161,19 @@ void execute_slurm(ExecutionContext& context) {
     if (context.interactive) {
         context.out << "\n";
     }
+    if (outcome.detached) {
+        // No harness follows the run now: `status` shows its state, not a dead harness, until
+        // `attach` claims it.
+        record.harness_pid = 0;
+        record.harness_start_time = 0;
+        record.harness_host.clear();
+        record.save(context.dir.path);
+        return true;
+    }
     record_slurm_job_end(
         slurm, job, outcome, context.dir.path, record, context.secrets,
         [&context](const SlurmAccounting& accounting, const fs::path& output) { return failure_detail(context, accounting, output); });
+    return false;
 }
 
 } // namespace harness

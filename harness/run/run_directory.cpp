@@ -1,8 +1,11 @@
 #include "run/run_directory.hpp"
 
 #include "util/error.hpp"
+#include "util/safe_name.hpp"
 #include "util/sha256.hpp"
 
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -13,7 +16,70 @@
 
 namespace harness {
 
-std::string make_run_id(const RenderedRun& run) {
+namespace {
+
+// The short forms people already write in CCL-Bench run names; any other field keeps its name.
+constexpr std::array<std::pair<const char*, const char*>, 8> k_short_keys{{
+    {"batch_size", "bs"},
+    {"micro_batch_size", "mbs"},
+    {"global_batch_size", "gbs"},
+    {"seq_len", "seq"},
+    {"input_len", "in"},
+    {"output_len", "out"},
+    {"max-num-batched-tokens", "mnbt"},
+    {"total_count", "xpus"},
+}};
+
+// [A-Za-z0-9._] kept, every other run of bytes one '_', no '_' or '.' at either end: a piece
+// never starts a hidden file or reads as a separator.
+std::string label_piece_text(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        const bool kept = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_';
+        if (kept) {
+            out += c;
+        } else if (out.empty() || out.back() != '_') {
+            out += '_';
+        }
+    }
+    const std::size_t first = out.find_first_not_of("._");
+    if (first == std::string::npos) {
+        return "";
+    }
+    return out.substr(first, out.find_last_not_of("._") - first + 1);
+}
+
+} // namespace
+
+std::string run_id_label(const std::vector<std::string>& overrides) {
+    std::string label;
+    for (const std::string& override_text : overrides) {
+        const std::size_t equals = override_text.find('=');
+        const std::string path = override_text.substr(0, equals);
+        const std::string value = equals == std::string::npos ? "" : override_text.substr(equals + 1);
+        std::string key = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+        for (const auto& [name, short_name] : k_short_keys) {
+            if (key == name) {
+                key = short_name;
+            }
+        }
+        key = label_piece_text(key);
+        const std::string shown = label_piece_text(value);
+        const bool numeric = !shown.empty() && std::isdigit(static_cast<unsigned char>(shown.front())) != 0;
+        std::string piece = key.empty() || shown.empty() ? key + shown : key + (numeric ? "" : "_") + shown;
+        piece = label_piece_text(piece.substr(0, k_max_run_label_piece_bytes));
+        if (piece.empty()) {
+            continue;
+        }
+        if (label.size() + 1 + piece.size() > k_max_run_label_bytes) {
+            break;
+        }
+        label += (label.empty() ? "" : "-") + piece;
+    }
+    return label;
+}
+
+std::string make_run_id(const RenderedRun& run, const std::string& label) {
     const auto now = std::chrono::system_clock::now();
     const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
     std::tm parts{};
@@ -28,10 +94,17 @@ std::string make_run_id(const RenderedRun& run) {
     for (const char c : run.plan.card_name) {
         name += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
     }
-    return fmt::format("{}-{}-{}", name, stamp, sha256_hex(material).substr(0, 6));
+    const std::string hash = sha256_hex(material).substr(0, 6);
+    if (!label.empty()) {
+        std::string labelled = fmt::format("{}-{}-{}-{}", name, label, stamp, hash);
+        if (file_name_problem(labelled).empty()) {
+            return labelled;
+        }
+    }
+    return fmt::format("{}-{}-{}", name, stamp, hash);
 }
 
-RunDirectory create_run_directory(const fs::path& results_as_given, const RenderedRun& run) {
+RunDirectory create_run_directory(const fs::path& results_as_given, const RenderedRun& run, const std::string& label) {
     // Ranks, srun and sbatch start in other directories: a relative path would name nothing there.
     const fs::path results = absolute_path(results_as_given);
     std::error_code ec;
@@ -40,7 +113,7 @@ RunDirectory create_run_directory(const fs::path& results_as_given, const Render
         throw input_error(fmt::format("--results {}: cannot create: {}", results.string(), ec.message()));
     }
     RunDirectory dir;
-    dir.id = make_run_id(run);
+    dir.id = make_run_id(run, label);
     dir.path = results / dir.id;
     if (::mkdir(dir.path.c_str(), 0755) != 0) {
         throw HarnessError(fmt::format("{}: cannot create run directory: {}", dir.path.string(), std::strerror(errno)));

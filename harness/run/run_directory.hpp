@@ -5,6 +5,7 @@
 #include "util/fs.hpp"
 
 #include <string>
+#include <vector>
 
 namespace harness {
 
@@ -30,10 +31,25 @@ struct RunDirectory {
     fs::path record() const { return path / run_files::k_record; }
 };
 
-/// `<card>-<UTC yyyymmddThhmmssZ>-<6 hex>`; the hash covers the rendered files and the instant.
-std::string make_run_id(const RenderedRun& run);
+/// The longest label run_id_label makes, and the longest piece one override contributes.
+constexpr std::size_t k_max_run_label_bytes = 48;
+constexpr std::size_t k_max_run_label_piece_bytes = 20;
 
-/// Creates `results/<id>/` and writes the rendered run into it. Fails rather than reuse a directory.
-RunDirectory create_run_directory(const fs::path& results, const RenderedRun& run);
+/// A label naming the values `overrides` (`PATH=VALUE`, a sweep point's) set, in their order:
+/// the path's last component, shortened where CCL-Bench has a usual short form (batch_size bs,
+/// seq_len seq, micro_batch_size mbs...), then the value, joined directly when the value starts
+/// with a digit (`bs16`), else with '_' (`script_train.py`); pieces joined by '-'. Only
+/// [A-Za-z0-9._] survive (anything else becomes one '_'), each piece is cut to
+/// k_max_run_label_piece_bytes, and pieces past k_max_run_label_bytes are left out. Deterministic;
+/// "" for no overrides. Uniqueness is make_run_id's hash's job, not the label's.
+std::string run_id_label(const std::vector<std::string>& overrides);
+
+/// `<card>[-<label>]-<UTC yyyymmddThhmmssZ>-<6 hex>`; the hash covers the rendered files and the
+/// instant. A label that would make the id no safe file name (util/safe_name) is left out.
+std::string make_run_id(const RenderedRun& run, const std::string& label = "");
+
+/// Creates `results/<id>/` (make_run_id with `label`) and writes the rendered run into it. Fails
+/// rather than reuse a directory.
+RunDirectory create_run_directory(const fs::path& results, const RenderedRun& run, const std::string& label = "");
 
 } // namespace harness

@@ -301,12 +301,14 @@ double SystemSlurmWaiter::now() { return std::chrono::duration<double>(std::chro
 
 void SystemSlurmWaiter::sleep(double seconds, bool wake_on_interrupt) {
     // Short slices so Ctrl-C is acted on at once.
-    for (double slept = 0; slept < seconds && (!wake_on_interrupt || interrupt_signal() == 0); slept += 0.1) {
+    for (double slept = 0; slept < seconds && (!wake_on_interrupt || (interrupt_signal() == 0 && !detach_requested())); slept += 0.1) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
 }
 
 bool SystemSlurmWaiter::interrupted() { return interrupt_signal() != 0; }
+
+bool SystemSlurmWaiter::detached() { return detach_requested(); }
 
 namespace {
 
@@ -374,6 +376,12 @@ SlurmOutcome follow_slurm_job(const SlurmClient& client, const std::string& job,
     SlurmOutcome seen;
     std::optional<SlurmOutcome> result;
     while (!result) {
+        // Once scancel is sent the end is the cancel's: following it is cheap and says how it ended.
+        if (!state.cancel_sent && waiter.detached()) {
+            seen.detached = true;
+            seen.reason = fmt::format("detached from job {}", job);
+            return seen;
+        }
         if (!state.cancel_sent && waiter.interrupted()) {
             notify(events.cancelling);
             client.cancel(job);

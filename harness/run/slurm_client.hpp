@@ -137,6 +137,8 @@ public:
     virtual void sleep(double seconds, bool wake_on_interrupt) = 0;
     /// Whether Ctrl-C (or SIGTERM) arrived.
     virtual bool interrupted() = 0;
+    /// Whether the harness is asked to leave the job to Slurm (SIGHUP, run --detach).
+    virtual bool detached() { return false; }
 };
 
 /// The steady clock, 100 ms sleep slices, and the process's interrupt flag.
@@ -145,6 +147,7 @@ public:
     double now() override;
     void sleep(double seconds, bool wake_on_interrupt) override;
     bool interrupted() override;
+    bool detached() override;
 };
 
 /// What happens while a job is followed, for the executor to record and say. Any may be empty.
@@ -166,13 +169,26 @@ struct SlurmOutcome {
     std::string nodes;        ///< NodeList at the end
     long long restarts = 0;   ///< requeues seen
     bool interrupted = false; ///< cancelled with scancel after Ctrl-C
+    /// Left to Slurm unfinished (SlurmWaiter::detached): `state` and `reason` mean nothing, the
+    /// job is untouched and the run record stays submitted or running.
+    bool detached = false;
 };
 
 /// Polls `scontrol` one call at a time, backing off from 1 s to 10 s while nothing changes,
 /// until the job reaches a final state, ages out (then sacct -c has the last word), or the
 /// controller stays unreachable longer than `unreachable_budget` seconds. An unreachable
-/// controller is never mistaken for a job failure. Ctrl-C cancels the job once.
+/// controller is never mistaken for a job failure. Ctrl-C cancels the job once. A request to
+/// detach, checked before each poll, returns at once with `detached`, unless a cancel was sent.
 SlurmOutcome follow_slurm_job(const SlurmClient& client, const std::string& job, SlurmWaiter& waiter, double unreachable_budget,
                               const SlurmFollowEvents& events);
+
+struct ExecutionContext;
+
+/// Follows the run's submitted `job` to its end and records it (record_slurm_job_end), saying
+/// its progress on `context.out`: what `run` does after sbatch, and what `attach` does for a run
+/// whose job was submitted earlier. A request to detach (SIGHUP, run --detach) leaves the job to
+/// Slurm and the record submitted or running, without this process as its harness (so `status`
+/// does not call it dead); returns whether it detached. Defined in executor_slurm.cpp.
+bool follow_slurm_run(ExecutionContext& context, const std::string& job);
 
 } // namespace harness

@@ -1,17 +1,25 @@
 #include "util/error.hpp"
 #include "util/http.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <fmt/format.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 
@@ -21,60 +29,6 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
-
-Url parse_url(const std::string& text) {
-    const std::size_t colon = text.find("://");
-    if (colon == std::string::npos) {
-        throw input_error(fmt::format("{}: not a URL (expected http://HOST[:PORT][/PATH])", enquote(text)));
-    }
-    Url url;
-    url.scheme = to_lower(text.substr(0, colon));
-    if (url.scheme == "https") {
-        throw input_error(fmt::format("{}: https not supported yet; use an http:// URL", enquote(text)));
-    }
-    if (url.scheme != "http") {
-        throw input_error(fmt::format("{}: unsupported scheme {} (expected http://)", enquote(text), enquote(url.scheme)));
-    }
-    const std::string rest = text.substr(colon + 3);
-    const std::size_t slash = rest.find('/');
-    std::string authority = rest.substr(0, slash);
-    url.target = slash == std::string::npos ? "/" : rest.substr(slash);
-    if (authority.find('@') != std::string::npos) {
-        // Credentials in a URL end up in logs and shell history: refuse rather than send them.
-        throw input_error(fmt::format("{}: user:password@ in the URL is not supported", enquote(text)));
-    }
-    url.port = "80";
-    const std::size_t port_colon = authority.rfind(':');
-    if (port_colon != std::string::npos && authority.find(']', port_colon) == std::string::npos) {
-        url.port = authority.substr(port_colon + 1);
-        authority.resize(port_colon);
-        const bool digits = !url.port.empty() && url.port.size() <= 5 && url.port.find_first_not_of("0123456789") == std::string::npos;
-        if (!digits || std::stoi(url.port) < 1 || std::stoi(url.port) > 65535) {
-            throw input_error(fmt::format("{}: bad port {}", enquote(text), enquote(url.port)));
-        }
-    }
-    if (authority.size() > 2 && authority.front() == '[' && authority.back() == ']') {
-        authority = authority.substr(1, authority.size() - 2);
-    }
-    if (authority.empty()) {
-        throw input_error(fmt::format("{}: no host in the URL", enquote(text)));
-    }
-    if (url.target.find_first_of(" \r\n\t") != std::string::npos) {
-        throw input_error(fmt::format("{}: the path holds whitespace", enquote(text)));
-    }
-    url.host = authority;
-    return url;
-}
-
-Url join_url(const Url& base, const std::string& path) {
-    Url url = base;
-    std::string prefix = base.target.substr(0, base.target.find('?'));
-    while (!prefix.empty() && prefix.back() == '/') {
-        prefix.pop_back();
-    }
-    url.target = prefix + (starts_with(path, "/") ? path : "/" + path);
-    return url;
-}
 
 namespace {
 
@@ -141,25 +95,27 @@ std::string make_boundary() {
 }
 
 // Synchronous calls on top of the asynchronous ones, because only these honour a deadline: each
-// operation is started, then the context runs until its handler has been called.
+// operation is started, then the context runs until its handler has been called. Plain TCP until
+// open() wraps the stream in TLS for https.
 class Connection {
 public:
     Connection(std::chrono::seconds timeout, std::optional<std::chrono::steady_clock::time_point> deadline)
-        : m_stream(m_ioc), m_timeout(timeout), m_deadline(deadline) {}
+        : m_tcp(m_ioc), m_timeout(timeout), m_deadline(deadline) {}
 
-    void connect(const Url& url) {
-        beast::error_code ec;
-        tcp::resolver resolver(m_ioc);
-        const auto endpoints = resolver.resolve(url.host, url.port, ec);
-        if (ec) {
-            throw HttpTransportError(HttpTransportError::Stage::connect, fmt::format("cannot resolve {}: {}", url.host, ec.message()));
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+    Connection(Connection&&) = delete;
+    Connection& operator=(Connection&&) = delete;
+
+    /// Connects to `url` (through `options.proxy` when set) and, for https, verifies the server.
+    void open(const Url& url, const PostOptions& options) {
+        const Url& first_hop = options.proxy ? *options.proxy : url;
+        connect(first_hop, options.proxy ? "proxy " : "");
+        if (options.proxy && url.tls()) {
+            tunnel(url, *options.proxy);
         }
-        expire();
-        m_stream.async_connect(endpoints, [&ec](beast::error_code result, const tcp::endpoint&) { ec = result; });
-        run();
-        if (ec) {
-            throw HttpTransportError(HttpTransportError::Stage::connect,
-                                     fmt::format("cannot connect to {}:{}: {}", url.host, url.port, ec.message()));
+        if (url.tls()) {
+            handshake(url, options.ca_file);
         }
     }
 
@@ -168,36 +124,147 @@ public:
     template <typename Start> beast::error_code await(Start start) {
         beast::error_code ec;
         expire();
-        start([&ec](beast::error_code result, std::size_t) { ec = result; });
+        start([&ec](beast::error_code result, auto&&...) { ec = result; });
         run();
         return ec;
     }
 
     beast::error_code write(const char* data, std::size_t size) {
-        return await([&](auto done) { net::async_write(m_stream, net::buffer(data, size), done); });
+        return await([&](auto done) {
+            if (m_tls) {
+                net::async_write(*m_tls, net::buffer(data, size), done);
+            } else {
+                net::async_write(m_tcp, net::buffer(data, size), done);
+            }
+        });
     }
 
     beast::error_code read_header(http::response_parser<http::string_body>& parser) {
-        return await([&](auto done) { http::async_read_header(m_stream, m_buffer, parser, done); });
+        return await([&](auto done) {
+            if (m_tls) {
+                http::async_read_header(*m_tls, m_buffer, parser, done);
+            } else {
+                http::async_read_header(m_tcp, m_buffer, parser, done);
+            }
+        });
     }
 
     beast::error_code read_some(http::response_parser<http::string_body>& parser) {
-        return await([&](auto done) { http::async_read_some(m_stream, m_buffer, parser, done); });
+        return await([&](auto done) {
+            if (m_tls) {
+                http::async_read_some(*m_tls, m_buffer, parser, done);
+            } else {
+                http::async_read_some(m_tcp, m_buffer, parser, done);
+            }
+        });
     }
 
     ~Connection() {
+        // Connection: close was asked for: no TLS close_notify is owed, the socket just ends.
         beast::error_code ignored;
-        m_stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+        tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
     }
 
 private:
+    beast::tcp_stream& tcp() { return m_tls ? m_tls->next_layer() : m_tcp; }
+
+    void connect(const Url& url, const std::string& what) {
+        beast::error_code ec;
+        tcp::resolver resolver(m_ioc);
+        const auto endpoints = resolver.resolve(url.host, url.port, ec);
+        if (ec) {
+            throw HttpTransportError(HttpTransportError::Stage::connect,
+                                     fmt::format("cannot resolve {}{}: {}", what, url.host, ec.message()));
+        }
+        ec = await([&](auto done) { m_tcp.async_connect(endpoints, done); });
+        if (ec) {
+            throw HttpTransportError(HttpTransportError::Stage::connect,
+                                     fmt::format("cannot connect to {}{}:{}: {}", what, url.host, url.port, ec.message()));
+        }
+    }
+
+    // CONNECT host:port through the proxy (RFC 9110 9.3.6); its 2xx turns the socket into a tunnel.
+    void tunnel(const Url& url, const Url& proxy) {
+        const std::string authority = fmt::format("{}:{}", url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host,
+                                                  url.port);
+        const std::string request = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\nUser-Agent: ccl-harness\r\n\r\n", authority);
+        const std::string where = fmt::format("proxy {}:{}", proxy.host, proxy.port);
+        if (const auto ec = await([&](auto done) { net::async_write(m_tcp, net::buffer(request), done); })) {
+            throw HttpTransportError(HttpTransportError::Stage::connect,
+                                     fmt::format("sending CONNECT to {}: {}", where, ec.message()));
+        }
+        http::response_parser<http::empty_body> parser;
+        parser.skip(true); // a CONNECT answer has no body, whatever its headers say
+        parser.header_limit(k_max_tunnel_head_bytes);
+        if (const auto ec = await([&](auto done) { http::async_read_header(m_tcp, m_buffer, parser, done); })) {
+            throw HttpTransportError(HttpTransportError::Stage::connect,
+                                     fmt::format("reading the CONNECT answer from {}: {}", where, ec.message()));
+        }
+        const unsigned status = parser.get().result_int();
+        if (status < 200 || status >= 300) {
+            throw HarnessError(fmt::format("{} refused to open a tunnel to {}: HTTP {} {}", where, authority, status,
+                                           terminal_text(std::string(parser.get().reason()))));
+        }
+        if (m_buffer.size() != 0) {
+            throw HttpTransportError(HttpTransportError::Stage::connect, fmt::format("{} sent data before the TLS handshake", where));
+        }
+    }
+
+    void handshake(const Url& url, const fs::path& ca_file) {
+        m_ctx.emplace(net::ssl::context::tls_client);
+        SSL_CTX_set_min_proto_version(m_ctx->native_handle(), TLS1_2_VERSION);
+        m_ctx->set_verify_mode(net::ssl::verify_peer);
+        beast::error_code ec;
+        if (ca_file.empty()) {
+            m_ctx->set_default_verify_paths(ec);
+        } else {
+            m_ctx->load_verify_file(ca_file.string(), ec);
+            if (ec) {
+                throw input_error(fmt::format("{}: cannot load CA certificates (PEM expected): {}", ca_file.string(), ec.message()));
+            }
+        }
+        m_tls.emplace(std::move(m_tcp), *m_ctx);
+        SSL* ssl = m_tls->native_handle();
+        boost::system::error_code not_ip;
+        net::ip::make_address(url.host, not_ip);
+        if (not_ip) {
+            // SNI names the host (RFC 6066 forbids an address there); the certificate must match it.
+            // SSL_set_tlsext_host_name, without its macro's C cast; OpenSSL copies the name.
+            std::string sni = url.host;
+            SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, sni.data());
+            SSL_set1_host(ssl, url.host.c_str());
+        } else {
+            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url.host.c_str());
+        }
+        ec = await([&](auto done) { m_tls->async_handshake(net::ssl::stream_base::client, done); });
+        if (!ec) {
+            return;
+        }
+        const long verify = SSL_get_verify_result(ssl);
+        if (verify != X509_V_OK) {
+            // Not a transport hiccup: the same certificate would be refused on every retry.
+            const bool unknown_issuer = verify == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT ||
+                                        verify == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
+                                        verify == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+                                        verify == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT;
+            throw HarnessError(fmt::format(
+                "{}:{}: the server's certificate was refused: {}{}", url.host, url.port, X509_verify_cert_error_string(verify),
+                unknown_issuer ? (ca_file.empty() ? " (not signed by a CA the system trusts; --ca-file FILE "
+                                                    "trusts a private CA)"
+                                                  : fmt::format(" (not signed by a CA in {})", ca_file.string()))
+                               : ""));
+        }
+        throw HttpTransportError(HttpTransportError::Stage::connect,
+                                 fmt::format("TLS handshake with {}:{} failed: {}", url.host, url.port, ec.message()));
+    }
+
     // Each operation must progress within the idle limit, and all of them end by the deadline.
     void expire() {
         auto until = std::chrono::steady_clock::now() + m_timeout;
         if (m_deadline && *m_deadline < until) {
             until = *m_deadline;
         }
-        m_stream.expires_at(until);
+        tcp().expires_at(until);
     }
 
     // Runs the started operation to its end, looking at Ctrl-C five times a second: the signal
@@ -209,7 +276,7 @@ private:
             if (interrupt_signal() != 0) {
                 // The pending handler refers to this frame's caller: let it finish, aborted.
                 beast::error_code ignored;
-                m_stream.socket().close(ignored);
+                tcp().socket().close(ignored);
                 m_ioc.restart();
                 m_ioc.run();
                 throw HarnessError("interrupted", k_exit_interrupted);
@@ -217,8 +284,12 @@ private:
         }
     }
 
+    static constexpr std::uint32_t k_max_tunnel_head_bytes = 16 * 1024;
+
     net::io_context m_ioc;
-    beast::tcp_stream m_stream;
+    beast::tcp_stream m_tcp;
+    std::optional<net::ssl::context> m_ctx;
+    std::optional<beast::ssl_stream<beast::tcp_stream>> m_tls;
     beast::flat_buffer m_buffer;
     std::chrono::seconds m_timeout;
     std::optional<std::chrono::steady_clock::time_point> m_deadline;
@@ -281,6 +352,21 @@ beast::error_code send_body(Connection& connection, const std::string& boundary,
     return send_text(closing(boundary));
 }
 
+// A token is a secret: it is checked without ever being quoted back.
+void check_token(const Url& url, const std::string& token) {
+    if (token.empty()) {
+        return;
+    }
+    for (const char c : token) {
+        if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+            throw input_error("the upload token holds whitespace or control characters");
+        }
+    }
+    if (!url.tls() && !is_loopback_host(url.host)) {
+        throw input_error(fmt::format("{}: refusing to send the upload token in clear text over http://; use https://", url.text()));
+    }
+}
+
 } // namespace
 
 std::uint64_t multipart_body_size(const std::string& boundary, const std::vector<FormField>& fields,
@@ -297,20 +383,27 @@ std::uint64_t multipart_body_size(const std::string& boundary, const std::vector
 
 HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields, const std::vector<FormFile>& files,
                             const PostOptions& options) {
+    check_token(url, options.bearer_token);
     const std::string boundary = make_boundary();
     const std::uint64_t total = multipart_body_size(boundary, fields, files);
-    const std::string host = url.port == "80" ? url.host : url.host + ":" + url.port;
+    const bool default_port = url.port == (url.tls() ? "443" : "80");
+    const std::string host = default_port ? url.host : url.host + ":" + url.port;
     std::string extra;
     for (const auto& [name, value] : options.headers) {
         extra += header_line(name, value);
     }
+    if (!options.bearer_token.empty()) {
+        extra += header_line("Authorization", "Bearer " + options.bearer_token);
+    }
+    // Through a proxy, plain http names the whole URL (absolute-form); https is tunnelled.
+    const std::string target = options.proxy && !url.tls() ? url.text() : url.target;
     const std::string head = fmt::format("POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: ccl-harness\r\n"
                                          "Accept: application/json\r\nConnection: close\r\n{}"
                                          "Content-Type: multipart/form-data; boundary={}\r\nContent-Length: {}\r\n\r\n",
-                                         url.target, host, extra, boundary, total);
+                                         target, host, extra, boundary, total);
     const std::string where = fmt::format("{}:{}", url.host, url.port);
     Connection connection(options.timeout, options.deadline);
-    connection.connect(url);
+    connection.open(url, options);
     beast::error_code write_error = connection.write(head.data(), head.size());
     if (!write_error) {
         write_error = send_body(connection, boundary, fields, files, total, options.progress);
@@ -319,7 +412,9 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
         if (write_error) {
             return HttpTransportError(HttpTransportError::Stage::send, fmt::format("sending to {}: {}", where, write_error.message()));
         }
-        if (read_error == http::error::end_of_stream || read_error == net::error::eof) {
+        // Over TLS a peer that just closes (no close_notify) reads as a truncated stream.
+        if (read_error == http::error::end_of_stream || read_error == net::error::eof ||
+            read_error == net::ssl::error::stream_truncated) {
             return HttpTransportError(HttpTransportError::Stage::answer,
                                       fmt::format("{} closed the connection without answering", where));
         }

@@ -1,6 +1,8 @@
 #pragma once
 // A small HTTP/1.1 client for uploads: one multipart/form-data POST whose file parts are
-// streamed from disk, so a bundle of hundreds of megabytes is never held in memory.
+// streamed from disk, so a bundle of hundreds of megabytes is never held in memory. https is
+// TLS through OpenSSL, the peer verified against the system's CAs (or a given CA file) and the
+// URL's host name; an http:// proxy is traversed with CONNECT for https, absolute-form for http.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -16,15 +18,40 @@ namespace harness {
 namespace fs = std::filesystem;
 
 struct Url {
-    std::string scheme; ///< "http" (https is recognised and refused for now)
+    std::string scheme; ///< "http" or "https"
     std::string host;
-    std::string port;   ///< "80" when the URL names none
+    std::string port;   ///< "80" (http) or "443" (https) when the URL names none
     std::string target; ///< path and query, "/" when empty
+
+    bool tls() const { return scheme == "https"; }
+    /// `scheme://host:port/target`, the host bracketed when it is IPv6.
+    std::string text() const;
 };
 
-/// Parses `http://host[:port][/path]`. Throws input_error (exit 2) naming the URL for anything
-/// else: no scheme, an unknown scheme, https (not supported yet), no host, a bad port.
+/// Parses `http[s]://host[:port][/path]`. Throws input_error (exit 2) naming the URL for anything
+/// else: no scheme, an unknown scheme, user:password@, no host, a bad port.
 Url parse_url(const std::string& text);
+
+/// Whether `host` is 127.0.0.0/8, ::1 or localhost: traffic that never leaves the machine.
+bool is_loopback_host(const std::string& host);
+
+/// Reads an environment variable: its value, or nothing when unset.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+/// The process environment (std::getenv).
+std::optional<std::string> process_env(const std::string& name);
+
+/// Whether `no_proxy` (comma- or space-separated, as curl reads it: `*` for all, a host name
+/// matching itself and its subdomains, a leading dot ignored, an IP address matching itself,
+/// `:port` suffixes ignored) exempts `host`.
+bool no_proxy_exempts(const std::string& no_proxy, const std::string& host);
+
+/// The proxy for `url` from the environment as curl picks it: https_proxy then HTTPS_PROXY for
+/// https, http_proxy for http (never HTTP_PROXY, which CGI lets a request set), unless no_proxy
+/// or NO_PROXY exempts the host; nothing when unset or empty. `host:port` without a scheme is
+/// http://; the port defaults to 1080. Throws input_error (exit 2) naming the variable, never
+/// its value (which may hold a password), for credentials, an https:// proxy or a bad URL.
+std::optional<Url> proxy_from_environment(const Url& url, const EnvLookup& env = process_env);
 
 /// `base` with `path` appended, one slash between them: ("http://h:1/x/", "/api/upload") ->
 /// target "/x/api/upload".
@@ -84,6 +111,13 @@ struct PostOptions {
     std::size_t max_response_bytes = k_max_response_bytes;
     /// Extra request headers (name, value), e.g. Idempotency-Key; CR and LF are dropped.
     std::vector<std::pair<std::string, std::string>> headers;
+    /// Sent as `Authorization: Bearer <token>` when not empty; never part of an error message.
+    std::string bearer_token;
+    /// https: the PEM certificates trusted instead of the system's (curl --cacert); empty: the
+    /// system's CA store (OpenSSL's default paths, which honour SSL_CERT_FILE and SSL_CERT_DIR).
+    fs::path ca_file;
+    /// An http:// proxy to go through (proxy_from_environment finds the usual one).
+    std::optional<Url> proxy;
 };
 
 /// Size in bytes of the multipart body post_multipart would send (files read by size only).
@@ -93,8 +127,12 @@ std::uint64_t multipart_body_size(const std::string& boundary, const std::vector
 /// POSTs `fields` then `files` as multipart/form-data to `url` with Content-Length set, and
 /// returns the status and body whatever the status. A server that answers early (413) and
 /// closes while the body is still going out still has its answer read and returned.
-/// Throws HttpTransportError as described above, and HarnessError when a file cannot be read,
-/// the response is over max_response_bytes, or on Ctrl-C (exit 130).
+/// https verifies the server's certificate chain and its name (SNI sent for a host name).
+/// Throws HttpTransportError as described above; HarnessError when the server's certificate is
+/// not trusted (naming why: expired, self-signed, unknown issuer, another host's), a proxy
+/// refuses the tunnel, a file cannot be read, the response is over max_response_bytes, or on
+/// Ctrl-C (exit 130); input_error (exit 2) for an unreadable ca_file, or a bearer token that
+/// holds whitespace or control characters or would go in clear text (http) off the machine.
 HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields, const std::vector<FormFile>& files,
                             const PostOptions& options = {});
 

@@ -5,15 +5,18 @@
 #include "bundle/bundle_unpack.hpp"
 #include "bundle/input_path.hpp"
 #include "card/yaml_document.hpp"
+#include "metrics/metrics.hpp"
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
 #include "util/error.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
+#include "workflows/sweep.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <set>
+#include <type_traits>
 
 namespace harness {
 
@@ -64,7 +67,62 @@ std::map<std::string, ComparedMetric> parse_metrics(const Json& json, const std:
     return out;
 }
 
-/// metrics.json when the directory has one, else the same object computed from its traces.
+const metrics::MetricValue* find_metric(const metrics::MetricsReport& report, const std::string& name) {
+    const auto found = std::find_if(report.metrics.begin(), report.metrics.end(),
+                                    [&name](const metrics::MetricValue& value) { return value.metric == name; });
+    return found == report.metrics.end() ? nullptr : &*found;
+}
+
+/// The rank traces the default mode reads; per-rank values are aligned with report.ranks, which
+/// also lists files only the CCL-Bench tools read.
+RunDetail detail_of(const metrics::MetricsReport& report) {
+    RunDetail out;
+    std::vector<std::size_t> read;
+    for (std::size_t r = 0; r < report.ranks.size(); ++r) {
+        if (report.ranks[r].in_default && report.ranks[r].format != "not-a-trace") {
+            read.push_back(r);
+            out.ranks.push_back(report.ranks[r].rank);
+        }
+    }
+    const auto pick = [&read](const auto& values) {
+        std::decay_t<decltype(values)> picked;
+        for (const std::size_t r : read) {
+            if (r < values.size()) {
+                picked.push_back(values[r]);
+            }
+        }
+        return picked;
+    };
+    if (const metrics::MetricValue* step = find_metric(report, "avg_step_time")) {
+        out.rank_step = pick(step->per_rank);
+        out.steps = pick(step->per_step);
+    }
+    if (const metrics::MetricValue* comm = find_metric(report, "total_communication_time")) {
+        out.rank_comm = pick(comm->per_rank);
+        out.comm_by_collective = comm->time_by_collective;
+    }
+    if (const metrics::MetricValue* straggler = find_metric(report, "straggler")) {
+        out.straggler = straggler->value;
+    }
+    return out;
+}
+
+/// The detail is extra: a bundle whose traces cannot be read still compares by its metrics.json.
+RunDetail read_detail(const fs::path& dir) {
+    try {
+        return detail_of(metrics::compute_metrics(dir, metrics::MetricsOptions{}));
+    } catch (const HarnessError& error) {
+        if (error.code() == k_exit_interrupted) {
+            throw;
+        }
+        RunDetail out;
+        out.why = error.what();
+        return out;
+    }
+}
+
+/// metrics.json when the directory has one, else the same values bundle_metrics() would store,
+/// computed from its traces.
 void read_metrics(const fs::path& dir, const std::string& display, ComparedRun& run) {
     const fs::path file = dir / k_metrics_name;
     if (fs::is_regular_file(file)) {
@@ -76,9 +134,14 @@ void read_metrics(const fs::path& dir, const std::string& display, ComparedRun& 
         }
         run.metrics = parse_metrics(json, display + ": " + k_metrics_name);
         run.metrics_source = k_metrics_name;
+        run.detail = read_detail(dir);
     } else {
-        run.metrics = parse_metrics(bundle_metrics(dir), display);
+        const metrics::MetricsReport report = metrics::compute_metrics(dir, metrics::MetricsOptions{});
+        for (const metrics::MetricValue& metric : report.metrics) {
+            run.metrics[metric.metric] = ComparedMetric{metric.value, metric.unit, metric.why};
+        }
         run.metrics_source = "computed from the traces";
+        run.detail = detail_of(report);
     }
     run.breakdown = step_breakdown(run.metrics);
 }
@@ -128,6 +191,54 @@ std::string metric_text(const ComparedRun& run, const std::string& name) {
 }
 
 Json optional_json(const std::optional<double>& value) { return value ? Json(*value) : Json(); }
+
+/// The run's label, sweep point, throughput and the detail from its traces.
+void add_glance_json(const Comparison& comparison, std::size_t index, Json& entry) {
+    const ComparedRun& run = comparison.runs[index];
+    entry["label"] = run.label;
+    entry["sweep"] = run.sweep;
+    entry["overrides"] = json_string_array(run.overrides);
+    const auto place = std::find(comparison.throughput_ranking.begin(), comparison.throughput_ranking.end(), index);
+    entry["throughput_rank"] = static_cast<long long>(place - comparison.throughput_ranking.begin()) + 1;
+    Json throughput = Json::object();
+    throughput["value"] = optional_json(run.throughput.value);
+    throughput["unit"] = run.throughput.unit;
+    throughput["basis"] = run.throughput.basis;
+    throughput["why"] = run.throughput.why;
+    entry["throughput"] = std::move(throughput);
+    const std::optional<StepSpread> spread = step_spread(run.detail);
+    Json spread_json;
+    if (spread) {
+        spread_json = Json::object();
+        spread_json["steps"] = static_cast<long long>(spread->count);
+        spread_json["min"] = spread->min;
+        spread_json["median"] = spread->median;
+        spread_json["max"] = spread->max;
+    }
+    entry["step_spread"] = std::move(spread_json);
+    Json ranks = Json::array();
+    for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
+        Json rank = Json::object();
+        rank["rank"] = run.detail.ranks[r];
+        rank["avg_step_time"] = r < run.detail.rank_step.size() ? optional_json(run.detail.rank_step[r]) : Json();
+        rank["total_communication_time"] = r < run.detail.rank_comm.size() ? optional_json(run.detail.rank_comm[r]) : Json();
+        Json steps = Json::array();
+        if (r < run.detail.steps.size()) {
+            for (const double step : run.detail.steps[r]) {
+                steps.push_back(step);
+            }
+        }
+        rank["steps"] = std::move(steps);
+        ranks.push_back(std::move(rank));
+    }
+    entry["ranks"] = std::move(ranks);
+    Json collectives = Json::object();
+    for (const auto& [operation, seconds] : run.detail.comm_by_collective) {
+        collectives[operation] = seconds;
+    }
+    entry["communication_by_collective"] = std::move(collectives);
+    entry["detail_why"] = run.detail.why;
+}
 
 } // namespace
 
@@ -226,14 +337,52 @@ std::vector<CardDifference> card_differences(const std::vector<ComparedRun>& run
     return out;
 }
 
+namespace {
+
+/// A sweep directory's points that have a run directory, each with its overrides; the others
+/// go to `left_out` with their state and reason.
+void load_sweep(const fs::path& dir, const CompareOptions& options, std::vector<ComparedRun>& runs,
+                std::vector<std::string>& left_out) {
+    const SweepRecord record = SweepRecord::load(dir);
+    for (const SweepPoint& point : record.points) {
+        fs::path run_dir = point.run_dir;
+        // A moved sweep directory still holds its runs.
+        if (!run_dir.empty() && !fs::is_directory(run_dir) && fs::is_directory(dir / run_dir.filename())) {
+            run_dir = dir / run_dir.filename();
+        }
+        if (run_dir.empty() || !fs::is_directory(run_dir)) {
+            left_out.push_back(fmt::format("{} point {}: {}{}", record.id, join(point.overrides, " "), to_string(point.state),
+                                           point.reason.empty() ? "" : " (" + point.reason + ")"));
+            continue;
+        }
+        ComparedRun run = load_compared_run(run_dir, options);
+        run.sweep = record.id;
+        run.overrides = point.overrides;
+        runs.push_back(std::move(run));
+    }
+}
+
+} // namespace
+
 Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOptions& options) {
-    if (inputs.size() < 2) {
+    const auto is_sweep = [](const fs::path& input) { return fs::is_directory(input) && fs::is_regular_file(input / k_sweep_file); };
+    const bool sweeps = std::any_of(inputs.begin(), inputs.end(), is_sweep);
+    // Without a sweep the count is known before anything is read.
+    if (inputs.size() < 2 && !sweeps) {
         throw input_error(
             fmt::format("compare needs two or more runs or bundles, got {} (`ccl-harness metrics` shows one)", inputs.size()));
     }
     Comparison out;
     for (const fs::path& input : inputs) {
-        out.runs.push_back(load_compared_run(input, options));
+        if (is_sweep(input)) {
+            load_sweep(input, options, out.runs, out.left_out);
+        } else {
+            out.runs.push_back(load_compared_run(input, options));
+        }
+    }
+    if (out.runs.size() < 2) {
+        throw input_error(fmt::format("compare needs two or more runs or bundles, got {}{} (`ccl-harness metrics` shows one)",
+                                      out.runs.size(), sweeps ? " (counting each sweep point with a run directory)" : ""));
     }
     for (std::size_t i = 0; i < out.runs.size(); ++i) {
         out.ranking.push_back(i);
@@ -245,6 +394,14 @@ Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOption
         return x && (!y || *x < *y);
     });
     out.differences = card_differences(out.runs);
+    const std::vector<std::string> labels = run_labels(out.runs, out.differences);
+    for (std::size_t i = 0; i < out.runs.size(); ++i) {
+        out.runs[i].label = labels[i];
+        out.runs[i].throughput = throughput_per_device(out.runs[i].card, out.runs[i].breakdown.step);
+    }
+    out.throughput_ranking = rank_by_throughput(out.runs);
+    out.ranking_note = step_ranking_note(out.runs);
+    out.missing = collapse_missing(out.runs);
     return out;
 }
 
@@ -279,6 +436,7 @@ Json comparison_to_json(const Comparison& comparison) {
         breakdown["overlapped"] = optional_json(run.breakdown.overlapped);
         breakdown["why"] = run.breakdown.why;
         entry["breakdown"] = std::move(breakdown);
+        add_glance_json(comparison, i, entry);
         runs.push_back(std::move(entry));
     }
     Json differences = Json::array();
@@ -297,26 +455,92 @@ Json comparison_to_json(const Comparison& comparison) {
     out["ranking"] = std::move(ranking);
     out["differences"] = std::move(differences);
     out["ignored_paths"] = json_string_array(ignored_card_paths());
+    Json by_throughput = Json::array();
+    for (const std::size_t index : comparison.throughput_ranking) {
+        by_throughput.push_back(comparison.runs[index].name);
+    }
+    out["throughput_ranking"] = std::move(by_throughput);
+    out["ranking_note"] = comparison.ranking_note;
+    Json missing = Json::array();
+    for (const MissingNote& note : comparison.missing) {
+        Json entry = Json::object();
+        entry["metric"] = note.metric;
+        entry["why"] = note.why;
+        Json names = Json::array();
+        for (const std::size_t index : note.runs) {
+            names.push_back(comparison.runs[index].name);
+        }
+        entry["runs"] = std::move(names);
+        entry["text"] = missing_note_text(note, comparison.runs.size());
+        missing.push_back(std::move(entry));
+    }
+    out["missing"] = std::move(missing);
+    out["left_out"] = json_string_array(comparison.left_out);
     return out;
 }
 
 std::string comparison_table(const Comparison& comparison) {
     std::size_t width = 3;
+    std::size_t label_width = 5;
     for (const ComparedRun& run : comparison.runs) {
         width = std::max(width, run.name.size());
+        label_width = std::max(label_width, run.label.size());
     }
-    std::string out = "Ranking by avg_step_time, fastest first (per step; n/a: see --json for why):\n";
-    out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", "#", "run", width, "step (s)",
-                       "comm (s)", "compute (s)", "exposed (s)", "overlap (%)", "mfu (%)", "metrics");
+    const auto text = [](const std::optional<double>& value) { return value ? fmt::format("{:.6g}", *value) : std::string("n/a"); };
+    std::string out;
+    const bool any_throughput = std::any_of(comparison.runs.begin(), comparison.runs.end(),
+                                            [](const ComparedRun& run) { return run.throughput.value.has_value(); });
+    if (any_throughput) {
+        out += "Ranking by throughput per device, highest first (work per step / avg_step_time / devices):\n";
+        out += fmt::format("  {:>2}  {:<{}}  {:>14}  {:<16}  {:>12}  {}\n", "#", "label", label_width, "throughput", "unit",
+                           "step (s)", "step spread min / median / max (s)");
+        for (std::size_t place = 0; place < comparison.throughput_ranking.size(); ++place) {
+            const ComparedRun& run = comparison.runs[comparison.throughput_ranking[place]];
+            const std::optional<StepSpread> spread = step_spread(run.detail);
+            out += fmt::format(
+                "  {:>2}  {:<{}}  {:>14}  {:<16}  {:>12}  {}\n", place + 1, run.label, label_width, text(run.throughput.value),
+                run.throughput.unit, text(run.breakdown.step),
+                spread ? fmt::format("{:.4g} / {:.4g} / {:.4g} ({} steps)", spread->min, spread->median, spread->max, spread->count)
+                       : "n/a");
+        }
+        out += "\n";
+    }
+    out += "Ranking by avg_step_time, fastest first (per step; n/a: see --json for why):\n";
+    if (!comparison.ranking_note.empty()) {
+        out += "  note: " + comparison.ranking_note + "\n";
+    }
+    out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {:<{}}  {}\n", "#", "run", width, "step (s)",
+                       "comm (s)", "compute (s)", "exposed (s)", "overlap (%)", "mfu (%)", "label", label_width, "metrics");
     for (std::size_t place = 0; place < comparison.ranking.size(); ++place) {
         const ComparedRun& run = comparison.runs[comparison.ranking[place]];
-        const auto text = [](const std::optional<double>& value) {
-            return value ? fmt::format("{:.6g}", *value) : std::string("n/a");
-        };
-        out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", place + 1, run.name, width,
+        out += fmt::format("  {:>2}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>10}  {:<{}}  {}\n", place + 1, run.name, width,
                            text(run.breakdown.step), metric_text(run, "total_communication_time"), text(run.breakdown.compute),
-                           text(run.breakdown.exposed), metric_text(run, "compute_comm_overlap"), metric_text(run, "mfu"),
-                           run.metrics_source);
+                           text(run.breakdown.exposed), metric_text(run, "compute_comm_overlap"), metric_text(run, "mfu"), run.label,
+                           label_width, run.metrics_source);
+    }
+    for (const MissingNote& note : comparison.missing) {
+        out += "  " + missing_note_text(note, comparison.runs.size()) + "\n";
+    }
+    for (const ComparedRun& run : comparison.runs) {
+        if (!run.overrides.empty()) {
+            out += fmt::format("  sweep {} point {}: {}\n", run.sweep, run.name, join(run.overrides, " "));
+        }
+    }
+    for (const std::string& left : comparison.left_out) {
+        out += "  not compared: " + left + "\n";
+    }
+    const bool any_collective = std::any_of(comparison.runs.begin(), comparison.runs.end(),
+                                            [](const ComparedRun& run) { return !run.detail.comm_by_collective.empty(); });
+    if (any_collective) {
+        out += "\nCommunication per step by collective (ms; each merged on its own, so parts may overlap):\n";
+        for (const std::size_t index : comparison.ranking) {
+            const ComparedRun& run = comparison.runs[index];
+            std::vector<std::string> parts;
+            for (const auto& [operation, seconds] : run.detail.comm_by_collective) {
+                parts.push_back(fmt::format("{} {:.4g}", operation, seconds * 1e3));
+            }
+            out += fmt::format("  {:<{}}  {}\n", run.label, label_width, parts.empty() ? std::string("-") : join(parts, "  "));
+        }
     }
     if (comparison.differences.empty()) {
         out += fmt::format("\nThe cards are the same (apart from {}).\n", join(ignored_card_paths(), ", "));

@@ -2,7 +2,10 @@
 // `compare`: runs and bundles side by side. Each input (a packed bundle, an unpacked bundle or a
 // run directory) gives its card, flattened to dotted paths, and its metrics (metrics.json where
 // the input has one, else computed from its traces); the comparison keeps the card paths whose
-// values differ and ranks the runs by average step time.
+// values differ, labels each run by those values ("bs=16 seq=64"), and ranks the runs by
+// throughput per device (from the card's batch size, sequence length and device count) as well
+// as by average step time. A sweep directory stands for its points' run directories. Per-rank
+// and per-step detail (spread, timeline, communication by collective) is read from the traces.
 #include "util/fs.hpp"
 #include "util/json.hpp"
 
@@ -31,6 +34,34 @@ struct StepBreakdown {
     std::string why;                  ///< why the breakdown is missing, when it is
 };
 
+/// Work per device per second, from the card and the step time (see throughput_per_device()).
+struct Throughput {
+    std::optional<double> value;
+    std::string unit;  ///< "tokens/s/device" or "samples/s/device"
+    std::string basis; ///< how it was computed, with the card's numbers
+    std::string why;   ///< why it is missing, when it is
+};
+
+/// What the traces say beyond the headline numbers; empty with `why` when they cannot be read
+/// (the headline numbers then still come from metrics.json).
+struct RunDetail {
+    std::vector<long long> ranks;                                   ///< rank numbers, report order
+    std::vector<std::optional<double>> rank_step;                   ///< avg_step_time per rank, s
+    std::vector<std::optional<double>> rank_comm;                   ///< total_communication_time per rank, s per step
+    std::vector<std::vector<double>> steps;                         ///< per rank: each inner step's duration, s
+    std::vector<std::pair<std::string, double>> comm_by_collective; ///< s per step by operation
+    std::optional<double> straggler;                                ///< the straggler metric (ratio)
+    std::string why;
+};
+
+/// min / median / max of every inner step of every rank.
+struct StepSpread {
+    std::size_t count = 0;
+    double min = 0;
+    double median = 0;
+    double max = 0;
+};
+
 struct ComparedRun {
     std::string input;                             ///< the path as given
     std::string kind;                              ///< "bundle" (packed), "bundle directory", "run directory"
@@ -39,6 +70,18 @@ struct ComparedRun {
     std::map<std::string, std::string> card;       ///< flatten_card() of the card
     std::map<std::string, ComparedMetric> metrics; ///< by metric name
     StepBreakdown breakdown;
+    std::string label;                  ///< the differing values, "bs=16 seq=64" (run_labels())
+    std::string sweep;                  ///< the sweep's id when the run came from a sweep directory
+    std::vector<std::string> overrides; ///< that sweep point's PATH=VALUE overrides
+    Throughput throughput;
+    RunDetail detail;
+};
+
+/// Metrics that are n/a in some runs, one note per metric and reason instead of a row of gaps.
+struct MissingNote {
+    std::string metric;
+    std::string why;
+    std::vector<std::size_t> runs; ///< indices into Comparison::runs
 };
 
 /// A card path whose value is not the same in every run; `values` is aligned with the runs,
@@ -49,9 +92,13 @@ struct CardDifference {
 };
 
 struct Comparison {
-    std::vector<ComparedRun> runs;           ///< in the order given
-    std::vector<std::size_t> ranking;        ///< indices into runs, fastest avg_step_time first, n/a last
-    std::vector<CardDifference> differences; ///< sorted by path
+    std::vector<ComparedRun> runs;               ///< in the order given
+    std::vector<std::size_t> ranking;            ///< indices into runs, fastest avg_step_time first, n/a last
+    std::vector<std::size_t> throughput_ranking; ///< indices into runs, highest throughput first, n/a last
+    std::vector<CardDifference> differences;     ///< sorted by path
+    std::vector<MissingNote> missing;            ///< collapse_missing()
+    std::string ranking_note;                    ///< why step time alone does not rank these runs, when it does not
+    std::vector<std::string> left_out;           ///< sweep points without a run directory, and why
 };
 
 struct CompareOptions {
@@ -80,12 +127,46 @@ ComparedRun load_compared_run(const fs::path& input, const CompareOptions& optio
 /// The differing card paths (ignored_card_paths() left out) of `runs`.
 std::vector<CardDifference> card_differences(const std::vector<ComparedRun>& runs);
 
-/// Loads every input (two or more: fewer is an input error) and compares them.
+/// One label per run made of the differing card values, `key=value` joined by spaces, at most
+/// four then "+N more". Keys are short: bs (workload.data.batch_size), seq (seq_len), devices
+/// (xpu_spec.total_count), else the path's last name (two when the last is a list index, the
+/// whole path when two paths would read the same). No differences: the run's name. Repeated
+/// labels get " (2)", " (3)"...
+std::vector<std::string> run_labels(const std::vector<ComparedRun>& runs, const std::vector<CardDifference>& differences);
+
+/// tokens/s/device = workload.data.batch_size x seq_len / avg_step_time / xpu_spec.total_count
+/// (batch_size is the global batch, as the CCL-Bench cards and mfu.py read it); without seq_len,
+/// samples/s/device. Missing with `why` when the step time or a card number is missing or not
+/// positive.
+Throughput throughput_per_device(const std::map<std::string, std::string>& card, const std::optional<double>& step);
+
+/// Indices of `runs`, highest throughput first, runs without one last in the order given.
+std::vector<std::size_t> rank_by_throughput(const std::vector<ComparedRun>& runs);
+
+/// Non-empty when the runs' batch sizes differ (a faster step may just be a smaller batch).
+std::string step_ranking_note(const std::vector<ComparedRun>& runs);
+
+/// The n/a metrics of `runs`, grouped by metric and reason, in metric name order.
+std::vector<MissingNote> collapse_missing(const std::vector<ComparedRun>& runs);
+
+/// "mfu: n/a for 3 of 3 runs: no peak FLOP/s known ..."
+std::string missing_note_text(const MissingNote& note, std::size_t runs);
+
+/// The spread of the run's steps over every rank; nullopt without per-step times.
+std::optional<StepSpread> step_spread(const RunDetail& detail);
+
+/// Loads every input (two or more: fewer is an input error) and compares them. A directory
+/// with sweep.json stands for its points that have a run directory.
 Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOptions& options = {});
 
 /// {"runs": [{"input", "kind", "name", "rank", "metrics_source", "metrics": {name: {value, unit,
-/// why}}, "breakdown": {step, compute, exposed, overlapped, why}}], "ranking": [names],
-/// "differences": [{"path", "values": [text | null]}], "ignored_paths": [...]}
+/// why}}, "breakdown": {step, compute, exposed, overlapped, why}, "label", "sweep", "overrides",
+/// "throughput_rank", "throughput": {value, unit, basis, why}, "step_spread": {steps, min, median,
+/// max} | null, "ranks": [{rank, avg_step_time, total_communication_time, steps: [s]}],
+/// "communication_by_collective": {operation: s per step}, "detail_why"}], "ranking": [names by
+/// step time], "throughput_ranking": [names], "ranking_note", "differences": [{"path", "values":
+/// [text | null]}], "ignored_paths": [...], "missing": [{metric, why, runs: [names], text}],
+/// "left_out": [sweep points not compared]}
 Json comparison_to_json(const Comparison& comparison);
 
 /// The ranking, the headline metrics and the card differences as aligned text for people.

@@ -1,4 +1,5 @@
 #include "workflows/reproduce.hpp"
+#include "workflows/stage_card.hpp"
 
 #include "run/container_provenance.hpp"
 
@@ -139,32 +140,6 @@ std::string pinned_commit(const Json& provenance, const std::string& repo) {
     return "";
 }
 
-/// The bundled card, staged with its entry point at the relative path the card names, so that
-/// rendering it finds the script exactly as the original render did.
-fs::path stage_card(const fs::path& scripts, const std::string& card_name, const fs::path& stage) {
-    fs::create_directories(stage);
-    // A card without a name is named after its file: keep the original file name. The name comes
-    // from provenance.json, data like any other: one file name inside the stage, nothing else.
-    const std::string card_file_name = card_name.empty() ? std::string("card.yaml") : card_name + ".yaml";
-    if (const std::string problem = file_name_problem(card_file_name); !problem.empty()) {
-        throw input_error(fmt::format("bundle: provenance.json run.card {}: {}", enquote(card_name), problem));
-    }
-    fs::path card_file = stage / card_file_name;
-    fs::copy_file(scripts / "card.yaml", card_file);
-    const WorkloadCard probe = WorkloadCard::load(card_file);
-    const std::string script = trim(scalar_text(find_node(probe.document().root(), "launch.script")));
-    if (!script.empty() && probe.launch.source_repo.empty()) {
-        const fs::path target = safe_path_under(stage, script, "bundle: launch.script");
-        const fs::path bundled = scripts / target.filename();
-        if (!fs::is_regular_file(bundled)) {
-            throw input_error(fmt::format("bundle: scripts/ has no entry point for launch.script {}", enquote(script)));
-        }
-        fs::create_directories(target.parent_path());
-        fs::copy_file(bundled, target);
-    }
-    return card_file;
-}
-
 RenderedRun bundled_scripts_run(const RenderedRun& rerendered, const fs::path& scripts) {
     RenderedRun run = rerendered;
     run.files.clear();
@@ -296,6 +271,9 @@ std::optional<ExpectedImage> expected_image(const Reproduction& r, const Reprodu
     expected.image_id = id != nullptr && id->is_string() ? id->as_string() : "";
     expected.packages = read_file(r.bundle_dir / k_image_packages_name);
     expected.allow_drift = options.allow_image_drift;
+    if (fs::is_regular_file(r.bundle_dir / k_image_archive_name, ec)) {
+        expected.archive = r.bundle_dir / k_image_archive_name;
+    }
     return expected;
 }
 
@@ -316,10 +294,21 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
     if (!verify_step(r)) {
         return outcome;
     }
+    if (is_ingested_provenance(r.provenance)) {
+        // Valid, but the harness neither rendered nor ran it: no scripts of its own to re-render and
+        // compare, no pinned sources to fetch again.
+        outcome.error = fmt::format("{}: an ingested bundle (provenance.json origin \"{}\": a job the harness did not run); "
+                                    "nothing to re-render or compare and no pinned sources, so it cannot be reproduced. "
+                                    "Run its card with `ccl-harness run` to make a reproducible data point",
+                                    options.bundle.string(), k_origin_ingested);
+        outcome.exit_code = k_exit_usage;
+        return outcome;
+    }
     const fs::path& home = options.home;
     const Json* run_facts = r.provenance.find("run");
     const WorkloadCard card = WorkloadCard::load(
-        stage_card(r.bundle_dir / "scripts", run_facts != nullptr ? run_facts->string_or("card") : "", scratch.path() / "card"));
+        stage_card({r.bundle_dir / "scripts", run_facts != nullptr ? run_facts->string_or("card") : "", "bundle", true},
+                   scratch.path() / "card"));
     outcome.target = options.cluster.empty() ? outcome.original_cluster : options.cluster;
     if (outcome.target.empty()) {
         throw input_error(fmt::format("{}: provenance.json names no cluster; pass --cluster", options.bundle.string()));

@@ -1,9 +1,12 @@
 #include "workflows/run_image.hpp"
 
+#include "image/base_image.hpp"
+#include "image/image_archive.hpp"
 #include "image/image_build.hpp"
 #include "run/container_ledger.hpp"
 #include "run/container_provenance.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 #include <fmt/format.h>
 #include <ostream>
@@ -33,6 +36,11 @@ std::string prepare_run_image(const Plan& plan, const RunDirectory& dir, const f
     context.home = home;
     context.use_runtime(plan.container_runtime);
     context.progress = [&out](const std::string& line) { out << "  image: " << line << "\n" << std::flush; };
+    if (expected && !expected->archive.empty() && !image_exists(plan.container_build, context)) {
+        // The bundle carries the image: the exact software, offline, rather than a rebuild.
+        load_image_archive(expected->archive, plan.container_build, context);
+        out << fmt::format("  image: loaded from {}'s {}\n", expected->bundle, k_image_archive_name);
+    }
     const ImageRecord image = build_image(dir.rendered(), plan.container_build, context);
     fs::create_directories(dir.path / k_container_dir);
     write_file_atomic(dir.path / k_image_packages_name, image.packages);
@@ -58,6 +66,32 @@ std::string prepare_run_image(const Plan& plan, const RunDirectory& dir, const f
     }
     return fmt::format("its Debian packages differ from those {} ran (shown above); run anyway with --allow-image-drift",
                        expected->bundle);
+}
+
+void add_image_archive(const fs::path& run_dir, ProcessRunner& runner, std::ostream& out) {
+    std::error_code ec;
+    if (!fs::is_regular_file(run_dir / "provenance.json", ec)) {
+        throw input_error(fmt::format("{}: no provenance.json: not a finished run directory", run_dir.string()));
+    }
+    const Json provenance = Json::parse(read_file(run_dir / "provenance.json"));
+    const Json* container = provenance.find("container");
+    const Json* id = container != nullptr && container->is_object() ? container->find("image_id") : nullptr;
+    const Json* runtime = container != nullptr && container->is_object() ? container->find("runtime") : nullptr;
+    if (id == nullptr || !id->is_string() || runtime == nullptr || !runtime->is_string()) {
+        throw input_error(fmt::format("{}: provenance.json names no image that ran (container.image_id): --with-image needs a run "
+                                      "in an image the harness built (launch.container.runtime podman or podman-hpc)",
+                                      run_dir.string()));
+    }
+    ImageContext context(runner);
+    context.use_runtime(runtime->as_string());
+    context.progress = [&out](const std::string& line) { out << line << "\n" << std::flush; };
+    const fs::path archive = run_dir / k_image_archive_name;
+    save_image_archive(id->as_string(), archive, context);
+    if (const std::string saved = oci_archive_image_id(archive); saved != id->as_string()) {
+        fs::remove(archive, ec);
+        throw HarnessError(fmt::format("{}: the runtime saved image {}, not {} which ran", archive.string(), saved.substr(0, 12),
+                                       id->as_string().substr(0, 12)));
+    }
 }
 
 std::vector<std::string> gather_ran_containers(const Plan& plan, const RunDirectory& dir, ProcessRunner& runner) {

@@ -20,6 +20,7 @@ struct ExpectedImage {
     std::string bundle;       ///< the bundle's file name, for messages
     std::string image_id;     ///< provenance.json container.image_id; "" when the bundle has none
     std::string packages;     ///< the bundle's container/packages.txt
+    fs::path archive;         ///< the bundle's container/image.oci.tar; empty when it carries none
     bool allow_drift = false; ///< run even when the packages differ (reproduce --allow-image-drift)
 };
 
@@ -36,6 +37,12 @@ bool builds_run_image(const Plan& plan);
 /// "" when it may.
 std::string prepare_run_image(const Plan& plan, const RunDirectory& dir, const fs::path& home, ProcessRunner& runner,
                               const std::optional<ExpectedImage>& expected, std::ostream& out);
+
+/// `pack --with-image`: writes the image `run_dir`'s containers ran (provenance.json's
+/// container.image_id) into the run directory as container/image.oci.tar, with the runtime the
+/// plan names, so that its bundle carries it. Progress lines go to `out`. Throws input_error for a
+/// run without such an image, HarnessError when the runtime cannot save it.
+void add_image_archive(const fs::path& run_dir, ProcessRunner& runner, std::ostream& out);
 
 /// After the job: moves what its nodes reported (rendered/container/ran-*.json) into
 /// container/; for a local run, asks podman here which image each rank ran, then removes the

@@ -4,6 +4,7 @@
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 #include "workflows/sweep.hpp"
 
 #include <algorithm>
@@ -163,6 +164,9 @@ SweepSummary summarize_sweep(const fs::path& dir) {
         sweep.points = record.points.size();
         for (const auto& point : record.points) {
             ++sweep.states[to_string(point.state)];
+            if (!point.run_dir.empty()) {
+                sweep.overrides[fs::path(point.run_dir).filename().string()] = point.overrides;
+            }
         }
     } catch (const HarnessError& error) {
         sweep.problem = error.what();
@@ -208,15 +212,28 @@ ResultsStatus scan_results(const fs::path& results) {
         throw input_error(fmt::format("{}: not a results directory", results.string()));
     }
     ResultsStatus status;
-    for (const auto& dir : subdirectories(results)) {
-        if (fs::exists(dir / run_files::k_record, ec)) {
-            status.runs.push_back(summarize_run(dir, ""));
-        } else if (fs::exists(dir / k_sweep_file, ec)) {
-            status.sweeps.push_back(summarize_sweep(dir));
-            for (const auto& run : subdirectories(dir)) {
-                if (fs::exists(run / run_files::k_record, ec)) {
-                    status.runs.push_back(summarize_run(run, dir.filename().string()));
+    const auto add_sweep = [&status, &ec](const fs::path& dir) {
+        status.sweeps.push_back(summarize_sweep(dir));
+        const SweepSummary& sweep = status.sweeps.back();
+        for (const auto& run : subdirectories(dir)) {
+            if (fs::exists(run / run_files::k_record, ec)) {
+                RunSummary summary = summarize_run(run, dir.filename().string());
+                const auto found = sweep.overrides.find(run.filename().string());
+                if (found != sweep.overrides.end()) {
+                    summary.overrides = found->second;
                 }
+                status.runs.push_back(std::move(summary));
+            }
+        }
+    };
+    if (fs::exists(results / k_sweep_file, ec)) {
+        add_sweep(results);
+    } else {
+        for (const auto& dir : subdirectories(results)) {
+            if (fs::exists(dir / run_files::k_record, ec)) {
+                status.runs.push_back(summarize_run(dir, ""));
+            } else if (fs::exists(dir / k_sweep_file, ec)) {
+                add_sweep(dir);
             }
         }
     }
@@ -245,6 +262,9 @@ std::string format_status(const ResultsStatus& status) {
                                 run.bundle.empty() ? "-" : fs::path(run.bundle).filename().string());
             if (!run.problem.empty()) {
                 text += fmt::format("  {}\n", run.problem);
+            }
+            if (!run.overrides.empty()) {
+                text += fmt::format("  point: {}\n", join(run.overrides, " "));
             }
         }
     }
@@ -284,6 +304,7 @@ Json status_to_json(const ResultsStatus& status) {
         entry["avg_step_time"] = optional(run.avg_step_time);
         entry["compute_comm_overlap"] = optional(run.compute_comm_overlap);
         entry["problem"] = run.problem;
+        entry["overrides"] = json_string_array(run.overrides);
         json["runs"].push_back(entry);
     }
     json["sweeps"] = Json::array();

@@ -30,6 +30,7 @@ struct RunSummary {
     std::optional<double> avg_step_time;        ///< s, from metrics.json
     std::optional<double> compute_comm_overlap; ///< %, from metrics.json
     std::string problem;                        ///< why the record could not be read
+    std::vector<std::string> overrides;         ///< the sweep point's PATH=VALUE overrides, when in a sweep
 };
 
 struct SweepSummary {
@@ -39,6 +40,7 @@ struct SweepSummary {
     std::size_t points = 0;
     std::map<std::string, std::size_t> states; ///< point state -> count
     std::string problem;
+    std::map<std::string, std::vector<std::string>> overrides; ///< a point's run directory name -> its overrides
 };
 
 struct ResultsStatus {
@@ -46,8 +48,9 @@ struct ResultsStatus {
     std::vector<SweepSummary> sweeps;
 };
 
-/// Scans `results` and, one level down, every sweep directory in it. Throws an input error
-/// when `results` is not a directory.
+/// Scans `results` and, one level down, every sweep directory in it; `results` may itself be a
+/// sweep directory (sweep.json). Runs of a sweep carry their point's overrides. Throws an input
+/// error when `results` is not a directory.
 ResultsStatus scan_results(const fs::path& results);
 
 /// Seconds between two ISO-8601 UTC times (2026-11-23T02:18:39Z); nullopt when either is not one.

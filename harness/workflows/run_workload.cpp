@@ -18,6 +18,7 @@
 #include "workflows/tpu_dry_run.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 #include "util/terminal.hpp"
 
@@ -75,12 +76,39 @@ std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const Cl
                                               const RenderedRun& run, const RunOptions& options,
                                               const std::optional<ReproducedBundle>& reproduces, std::ostream& out);
 
+/// The command that takes a detached run to its end, as a user pastes it.
+std::string attach_command(const fs::path& run_dir) { return "ccl-harness attach " + shell_quote(run_dir.string()); }
+
 int exit_code_for(RunState state) {
     switch (state) {
     case RunState::completed: return k_exit_ok;
     case RunState::cancelled: return k_exit_interrupted;
     default: return k_exit_failure;
     }
+}
+
+/// What a dry run shows instead of running: where things would go, what would be submitted and,
+/// for a TPU, every gcloud command and what bills.
+DryRunPreview dry_run_preview(const RenderedRun& run, const ClusterProfile& cluster, const RunOptions& options) {
+    const Plan& plan = run.plan;
+    DryRunPreview preview;
+    preview.results = absolute_path(options.results);
+    preview.rendered = options.dry_run_out.empty() ? preview.results / "<run-id>" / "rendered" : absolute_path(options.dry_run_out);
+    if (!options.dry_run_out.empty()) {
+        write_rendered(run, options.dry_run_out);
+    }
+    preview.submission = submission(run, cluster, preview.rendered);
+    preview.nodes = plan.nodes;
+    preview.ranks_per_node = plan.ranks_per_node;
+    preview.steps = plan.steps;
+    preview.trace_kinds = plan.trace_kinds;
+    if (is_tpu(cluster.scheduler)) {
+        TpuDryRun tpu = preview_tpu_run(run, options.home, options.teardown, preview.rendered);
+        preview.commands = std::move(tpu.commands);
+        preview.billing = std::move(tpu.billing);
+        preview.commands_problem = std::move(tpu.problem);
+    }
+    return preview;
 }
 
 } // namespace
@@ -107,6 +135,12 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     const WorkloadCard& card = resolved.card;
     const ClusterProfile& cluster = *resolved.profile;
     const std::string& target = resolved.target;
+    if (options.detach && cluster.scheduler != Scheduler::slurm) {
+        // Only a batch scheduler keeps the job going without the harness: local ranks die with
+        // it, and a TPU run's lifecycle (the slice's teardown included) is the harness's script.
+        throw input_error(fmt::format("--detach needs a Slurm target: {} schedules with {}, whose job ends with the harness", target,
+                                      to_string(cluster.scheduler)));
+    }
     Plan& plan = *resolved.plan;
     std::vector<std::string> warnings;
     if (!plan.source_repo.empty()) {
@@ -133,25 +167,7 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
         outcome.card = card.name();
         outcome.target = target;
         outcome.warnings = warnings;
-        DryRunPreview preview;
-        preview.results = absolute_path(options.results);
-        preview.rendered = options.dry_run_out.empty() ? preview.results / "<run-id>" / "rendered"
-                                                       : absolute_path(options.dry_run_out);
-        if (!options.dry_run_out.empty()) {
-            write_rendered(run, options.dry_run_out);
-        }
-        preview.submission = submission(run, cluster, preview.rendered);
-        preview.nodes = plan.nodes;
-        preview.ranks_per_node = plan.ranks_per_node;
-        preview.steps = plan.steps;
-        preview.trace_kinds = plan.trace_kinds;
-        if (is_tpu(cluster.scheduler)) {
-            TpuDryRun tpu = preview_tpu_run(run, home, options.teardown, preview.rendered);
-            preview.commands = std::move(tpu.commands);
-            preview.billing = std::move(tpu.billing);
-            preview.commands_problem = std::move(tpu.problem);
-        }
-        outcome.dry_run = preview;
+        outcome.dry_run = dry_run_preview(run, cluster, options);
         return outcome;
     }
 
@@ -196,7 +212,7 @@ std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const Cl
     // A bundle's [REDACTED] entry takes its value from the environment, whose secret-named
     // values run_secrets has learnt already.
     staged->job_secrets = secret_job_environment(run.plan.env, facts.harness_environment);
-    staged->dir = create_run_directory(options.results, staged->run);
+    staged->dir = create_run_directory(options.results, staged->run, options.run_label);
     RunRecord& record = staged->record;
     record.run_id = staged->dir.id;
     record.card = card.name();
@@ -234,9 +250,15 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
                              progress_wanted(),  options.grace_seconds, options.teardown, options.requeue, staged->facts.secrets,
                              staged->job_secrets};
     if (!is_final(staged->record.state)) {
+        if (options.detach) {
+            request_detach(); // the follow loop, once the job is submitted, returns at once
+        }
         executor_for(cluster.scheduler).execute(context);
     }
     staged->facts.redacted_while_running = context.redacted;
+    if (detach_requested() && !is_final(staged->record.state) && !staged->record.detached_job.empty()) {
+        return detached_run_outcome(*staged);
+    }
     return finish_staged_run(*staged, out);
 }
 
@@ -306,6 +328,18 @@ RunOutcome finish_staged_run(StagedRun& staged, std::ostream& out) {
     return outcome;
 }
 
+RunOutcome detached_run_outcome(const StagedRun& staged) {
+    RunOutcome outcome;
+    outcome.card = staged.card.name();
+    outcome.target = staged.target;
+    outcome.run_id = staged.dir.id;
+    outcome.run_dir = absolute_path(staged.dir.path);
+    outcome.state = staged.record.state;
+    outcome.detached_job = staged.record.detached_job;
+    outcome.exit_code = k_exit_ok;
+    return outcome;
+}
+
 Json run_outcome_to_json(const RunOutcome& outcome) {
     Json json = Json::object();
     json["card"] = outcome.card;
@@ -342,6 +376,11 @@ Json run_outcome_to_json(const RunOutcome& outcome) {
     } else {
         json["preview"] = Json();
     }
+    // Only a detached run has these: every other outcome's JSON stays as it was.
+    if (!outcome.detached_job.empty()) {
+        json["detached_job"] = outcome.detached_job;
+        json["attach"] = attach_command(outcome.run_dir);
+    }
     return json;
 }
 
@@ -374,10 +413,19 @@ std::string format_run_outcome(const RunOutcome& outcome) {
     for (const auto& trace : outcome.traces) {
         traces.push_back(trace.filename().string());
     }
+    if (!outcome.detached_job.empty()) {
+        return fmt::format(
+            "run {} {}: detached from Slurm job {}, which goes on\n  run directory: {}\n  follow it to the end with: {}\n",
+            outcome.run_id, to_string(*outcome.state), outcome.detached_job, outcome.run_dir.string(),
+            attach_command(outcome.run_dir));
+    }
     std::string text = fmt::format("run {} {}{}\n  run directory: {}\n  traces: {}\n", outcome.run_id, to_string(*outcome.state),
                                    outcome.reason.empty() ? "" : ": " + outcome.reason, outcome.run_dir.string(),
                                    traces.empty() ? "(none)" : join(traces, ", "));
-    if (outcome.bundle) {
+    if (outcome.bundle && outcome.bundle->files == 0) {
+        // An existing bundle found, not packed now (attach of a run that had ended): uncounted.
+        text += fmt::format("  bundle: {} (sha256 {})\n", outcome.bundle->path.string(), outcome.bundle->sha256);
+    } else if (outcome.bundle) {
         text += fmt::format("  bundle: {} ({} files, sha256 {})\n", outcome.bundle->path.string(), outcome.bundle->files,
                             outcome.bundle->sha256);
     }

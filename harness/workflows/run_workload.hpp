@@ -30,6 +30,9 @@ struct RunOptions {
     /// Slurm: let the scheduler requeue the job when one of its nodes fails (sbatch --requeue);
     /// by default a node failure ends the run with the scheduler's reason.
     bool requeue = false;
+    /// Slurm: return once the job is submitted, recorded `submitted` with its job id, for
+    /// `ccl-harness attach` to follow later (run --detach). Refused for other schedulers.
+    bool detach = false;
     double grace_seconds = 5;              ///< checked by check_grace_seconds (executor.hpp)
     std::vector<std::string> secret_names; ///< --secret NAME: variables whose values are secrets whatever their names
     bool pack = true;                      ///< pack a bundle when the run completes
@@ -43,6 +46,8 @@ struct RunOptions {
     /// RunOutcome::staged instead of executing it: a Slurm array sweep submits many staged runs
     /// as one job, then hands each to finish_staged_run.
     bool stage_only = false;
+    /// Named into the run id (run_id_label): a sweep point's varied values, "bs16-seq64".
+    std::string run_label;
     /// reproduce: the image the bundle's run ran, which the new run's image is held to.
     std::optional<ExpectedImage> expected_image;
 };
@@ -107,6 +112,9 @@ struct RunOutcome {
     bool invalid_input = false;        ///< the card or plan had errors (see diagnostics); nothing ran
     std::string diagnostics;           ///< the card's and plan's errors and warnings, formatted ("file:line:col: ...")
     std::shared_ptr<StagedRun> staged; ///< with RunOptions::stage_only: the run, not executed yet
+    /// The Slurm job left running unfollowed (run --detach, SIGHUP): `state` is submitted or
+    /// running and `ccl-harness attach <run_dir>` takes it to the end. Empty otherwise.
+    std::string detached_job;
 };
 
 /// Runs the card to a final state, streaming progress and rank output to `out`. Input that
@@ -125,6 +133,9 @@ RunOutcome execute_rendered_run(const WorkloadCard& card, const ClusterProfile& 
 /// array) took to a final state or left `running`/`submitted` to be judged by its traces: logs
 /// gathered, traces collected, metrics, provenance and, when it completed, the bundle.
 RunOutcome finish_staged_run(StagedRun& staged, std::ostream& out);
+
+/// What a run left to Slurm unfinished is: its id, directory, state and job (exit code 0).
+RunOutcome detached_run_outcome(const StagedRun& staged);
 
 /// The outcome as `run --json` prints it (keys documented in `run --help`).
 Json run_outcome_to_json(const RunOutcome& outcome);

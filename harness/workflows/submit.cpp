@@ -185,6 +185,17 @@ std::string retry_refusal(const HttpResponse& response) {
     return "the server received the whole bundle and may have stored it";
 }
 
+std::string redact(std::string text, const std::string& secret) {
+    if (secret.empty()) {
+        return text;
+    }
+    for (std::size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
+        text.replace(at, secret.size(), "[redacted]");
+        at += 10;
+    }
+    return text;
+}
+
 std::string bundle_idempotency_key(const std::string& sha256) { return fmt::format("\"sha256:{}\"", sha256); }
 
 namespace {
@@ -216,6 +227,8 @@ PostOptions post_options(const SubmitOptions& options, std::chrono::steady_clock
     // The same bundle always carries the same key, so a server that honours Idempotency-Key
     // (draft-ietf-httpapi-idempotency-key-header) stores a repeated upload once.
     post.headers.emplace_back("Idempotency-Key", bundle_idempotency_key(sha256));
+    post.bearer_token = options.token;
+    post.ca_file = options.ca_file;
     return post;
 }
 
@@ -232,6 +245,8 @@ Attempt post_once(const Url& url, const std::string& shown_url, const std::vecto
     Attempt attempt;
     try {
         HttpResponse response = post_multipart(url, fields, files, post);
+        // A server may echo what it was sent: its words are shown, the token never.
+        response.body = redact(std::move(response.body), post.bearer_token);
         if (response.status >= 200 && response.status < 300) {
             attempt.stored = std::move(response);
             return attempt;
@@ -266,7 +281,8 @@ SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options)
     const auto started = std::chrono::steady_clock::now();
     check_bundle_path(bundle);
     const Url url = join_url(parse_url(options.url), "/api/upload");
-    const std::string shown_url = fmt::format("http://{}:{}{}", url.host, url.port, url.target);
+    const std::string shown_url = url.text();
+    const std::optional<Url> proxy = options.proxy_env ? proxy_from_environment(url, options.proxy_env) : std::nullopt;
     const std::uint64_t bytes = checked_size(bundle);
     Prepared prepared = verify_and_read_card(bundle, options.scratch_root);
     SubmitResult result;
@@ -282,7 +298,8 @@ SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options)
     };
     const std::vector<FormFile> files{{"files", bundle, bundle.filename().string()}};
     result.sha256 = sha256_file(bundle);
-    const PostOptions post = post_options(options, started, result.sha256);
+    PostOptions post = post_options(options, started, result.sha256);
+    post.proxy = proxy;
     const int attempts = std::max(1, options.attempts);
     std::chrono::milliseconds wait = options.base_delay;
     for (int attempt = 1;; ++attempt) {

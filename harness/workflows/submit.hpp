@@ -32,6 +32,11 @@ struct SubmitOptions {
     /// Told about each failed attempt that will be retried: its number, why, the wait.
     std::function<void(int attempt, const std::string& why, std::chrono::milliseconds wait)> on_retry;
     fs::path scratch_root; ///< where verify unpacks the bundle; empty means $TMPDIR
+    /// Sent as `Authorization: Bearer`; never printed, and blanked out of the server's answers.
+    std::string token;
+    fs::path ca_file; ///< https: trusted instead of the system's CAs (--ca-file)
+    /// Where proxy settings come from (proxy_from_environment); null: no proxy.
+    EnvLookup proxy_env = process_env;
 };
 
 struct SubmitResult {
@@ -55,9 +60,9 @@ constexpr std::chrono::seconds k_max_retry_after{60};
 /// read, or 503/429 with Retry-After. A 5xx or silence after the whole body is an error, never
 /// a hidden second upload.
 /// Throws input_error (exit 2) for a missing file, a directory (pack it first), something
-/// other than .tar.zst, a bad URL; HarnessError (exit 1) for a bundle over the server's limit,
-/// a 4xx answer (413 explained), a 5xx or transport failure after the last attempt.
-/// Returns normally with an invalid report (nothing sent) or a 2xx answer.
+/// other than .tar.zst, a bad URL or proxy setting, a token post_multipart refuses; HarnessError (exit 1) for a bundle over the
+/// server's limit, a 4xx answer (413 explained), a certificate refused, a 5xx or transport failure after the last attempt. Returns
+/// normally with an invalid report (nothing sent) or a 2xx answer.
 SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options);
 
 /// The card as JSON: maps, sequences, and scalars typed as YAML reads them (quoted stays text).
@@ -69,6 +74,9 @@ std::string upload_id_of(const std::string& body);
 /// Whether an answer with this status is worth another attempt (5xx, 429) when the server has
 /// not stored the upload (see submit_bundle).
 bool is_retryable_status(int status);
+
+/// `text` with every occurrence of `secret` replaced by "[redacted]" (none when `secret` is empty).
+std::string redact(std::string text, const std::string& secret);
 
 /// Why `response` must not be retried, or "" when it may be (the rules of submit_bundle).
 std::string retry_refusal(const HttpResponse& response);

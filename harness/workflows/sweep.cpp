@@ -1,5 +1,7 @@
 #include "workflows/sweep.hpp"
 
+#include "run/run_directory.hpp"
+
 #include "card/card.hpp"
 #include "card/cluster.hpp"
 #include "plan/plan.hpp"
@@ -302,6 +304,7 @@ RunOptions point_run_options(const SweepRecord& record, const fs::path& dir, con
     run.card = record.card;
     run.cluster = record.cluster;
     run.overrides = point.overrides;
+    run.run_label = run_id_label(point.overrides);
     run.results = dir;
     run.grace_seconds = options.grace_seconds;
     run.secret_names = options.secret_names;

@@ -24,6 +24,10 @@ expect_output "ranking" "Ranking by avg_step_time, fastest first"
 expect_output "launch.steps differs" "launch.steps"
 expect_output "batch_size differs" "workload.data.batch_size"
 expect_output "metrics.json read" "metrics.json"
+expect_output "throughput ranking" "Ranking by throughput per device, highest first"
+expect_output "labelled by the differing values" "steps=12 bs=32"
+expect_output "batch sizes differ, said" "note: the batch sizes differ (8, 32, 16)"
+expect_output "mfu collapsed into one note" "mfu: n/a for 3 of 3 runs"
 if grep -q "^  trace_url" <<<"$OUT"; then fail "trace_url compared: $OUT"; else pass; fi
 
 # 3. --json for scripts: ranking by step time, the breakdown adds up, only differing fields.
@@ -47,6 +51,26 @@ assert paths["launch.steps"] == ["10", "12", "14"], paths
 assert paths["workload.data.batch_size"] == ["8", "32", "16"], paths
 assert "trace_url" not in paths and "description" not in paths, paths
 assert c["ignored_paths"] == ["trace_url"]
+# At a glance: labels from the differing values, throughput per device (tokens/s/device from the
+# card: batch_size x seq_len / step / total_count), per-step spread and per-rank times from the
+# traces, communication by collective, the n/a mfu collapsed into one note.
+labels = [r["label"] for r in c["runs"]]
+assert labels == ["steps=10 bs=8", "steps=12 bs=32", "steps=14 bs=16"], labels
+for r in c["runs"]:
+    t = r["throughput"]
+    assert t["unit"] == "tokens/s/device", t
+    bs = int(paths["workload.data.batch_size"][c["runs"].index(r)])
+    assert abs(t["value"] - bs * 32 / r["breakdown"]["step"] / 2) < 1e-6 * t["value"], (t, r["breakdown"])
+    s = r["step_spread"]
+    assert s and s["min"] <= s["median"] <= s["max"] and s["steps"] >= 2, s
+    assert len(r["ranks"]) == 2 and all(len(k["steps"]) >= 1 for k in r["ranks"]), r["ranks"]
+    assert r["communication_by_collective"], r  # gloo all-reduce on CPU
+    assert set(r["communication_by_collective"]) <= {"all_reduce", "all_gather", "broadcast", "barrier", "reduce", "reduce_scatter", "all_to_all", "send_recv", "other"}
+tp = [runs[n]["throughput"]["value"] for n in c["throughput_ranking"]]
+assert tp == sorted(tp, reverse=True), tp
+assert "batch sizes differ" in c["ranking_note"], c["ranking_note"]
+mfu = [m for m in c["missing"] if m["metric"] == "mfu"]
+assert len(mfu) == 1 and len(mfu[0]["runs"]) == 3 and mfu[0]["text"].startswith("mfu: n/a for 3 of 3 runs: "), c["missing"]
 PY
 
 # 4. Every kind of input at once: a run directory, an unpacked bundle, a packed bundle.
@@ -100,20 +124,108 @@ class Charts(HTMLParser):
 p = Charts()
 p.feed(open(sys.argv[1]).read())
 f = p.found
-for want in ("ranking", "chart-breakdown", "chart-mfu", "chart-scatter", "differences"):
+for want in ("ranking", "chart-breakdown", "chart-scatter", "differences"):
     assert want in f, (want, f.keys())
 assert f["chart-breakdown"].count("bar") == 3, f["chart-breakdown"]
-assert f["chart-mfu"].count("bar na") == 3, f["chart-mfu"]  # CPU: mfu is n/a, drawn as a labelled gap
+assert "chart-mfu" not in f, f.keys()  # CPU: mfu is n/a in every run, said once in a note
 assert f["chart-scatter"].count("point") == 3, f["chart-scatter"]
+assert f["chart-spread"].count("spread") == 3, f["chart-spread"]
+assert f["chart-timeline"].count("line") == 3, f["chart-timeline"]
+for want in ("throughput", "per-rank", "comm-collective"):
+    assert want in f, (want, f.keys())
+PY
+    # The labels, the throughput order and the collapsed note, as the browser built them.
+    if /usr/bin/python3 - "$SCRATCH/dom.html" "$SCRATCH/compare.json" <<'PY'; then pass; else fail "labels, ranking or note on the page"; fi
+from html.parser import HTMLParser
+import json, sys
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.table = None
+        self.rows = []       # (data-run, label) of #throughput, in order
+        self.cell = None
+        self.notes = []
+        self.in_note = False
+        self.na_bars = 0
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.table = a.get("id")
+        elif tag == "tr" and self.table == "throughput" and "data-run" in a:
+            self.rows.append([a["data-run"], ""])
+        elif tag == "td" and self.table == "throughput" and "label" in a.get("class", ""):
+            self.cell = "label"
+            assert a.get("title") == self.rows[-1][0], a  # the id on hover
+        elif tag == "li" and a.get("class") == "missing-note":
+            self.in_note = True
+            self.notes.append("")
+        elif tag == "g" and a.get("class") == "bar na":
+            self.na_bars += 1
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self.cell = None
+        elif tag == "li":
+            self.in_note = False
+        elif tag == "table":
+            self.table = None
+    def handle_data(self, data):
+        if self.cell == "label":
+            self.rows[-1][1] += data
+        if self.in_note:
+            self.notes[-1] += data
+p = Page()
+p.feed(open(sys.argv[1]).read())
+c = json.load(open(sys.argv[2]))
+assert [r[0] for r in p.rows] == c["throughput_ranking"], (p.rows, c["throughput_ranking"])
+label = {r["name"]: r["label"] for r in c["runs"]}
+assert [r[1] for r in p.rows] == [label[n] for n in c["throughput_ranking"]], p.rows
+assert sorted(r[1] for r in p.rows) == ["steps=10 bs=8", "steps=12 bs=32", "steps=14 bs=16"], p.rows
+assert any(n.startswith("mfu: n/a for 3 of 3 runs: ") for n in p.notes), p.notes
+assert p.na_bars == 0, p.na_bars  # no row of red n/a
 PY
     shot="$CCL_TEST_TMP/compare/compare.png"
     timeout 120 "${browser[@]}" --screenshot="$shot" --window-size=1200,1600 "file://$page" >"$SCRATCH/shot.log" 2>&1 || true
     if [ -s "$shot" ] && [ "$(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then pass; else
         fail "no PNG screenshot at $shot: $(tail -5 "$SCRATCH/shot.log")"
     fi
+    # The screenshot is the window's size and not blank: decoded, its rows hold many colours.
+    if /usr/bin/python3 - "$shot" <<'PY'; then pass; else fail "the screenshot is blank or the wrong size: $shot"; fi
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+pos, idat, size = 8, b"", None
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if kind == b"IHDR":
+        size = struct.unpack(">II", body[:8])
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + length
+assert size == (1200, 1600), size
+raw = zlib.decompress(idat)
+assert len(set(raw)) > 40, len(set(raw))  # a white page decodes to a handful of byte values
+PY
 else
     fail "chromium is not installed: the page must be checked in a real browser (.ci/setup installs it: apt-get install chromium)"
 fi
+
+# 5b. A sweep directory: each point with its overrides, in compare and in status.
+expect_status 0 "a two-point sweep" -- "$CCL_HARNESS" sweep workloads/tiny-ddp/tiny-ddp.yaml --results "$SCRATCH/sweeps" \
+    --vary workload.data.batch_size=8,16
+sweep_dir=$(find "$SCRATCH/sweeps" -mindepth 2 -maxdepth 2 -name sweep.json -printf '%h\n' | head -1)
+[ -n "$sweep_dir" ] && pass || fail "no sweep directory under $SCRATCH/sweeps"
+"$CCL_HARNESS" compare "$sweep_dir" --json >"$SCRATCH/sweep-compare.json" && pass || fail "compare a sweep directory"
+if /usr/bin/python3 - "$SCRATCH/sweep-compare.json" <<'PY'; then pass; else fail "sweep compare: $(cat "$SCRATCH/sweep-compare.json")"; fi
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert [r["overrides"] for r in c["runs"]] == [["workload.data.batch_size=8"], ["workload.data.batch_size=16"]], c["runs"]
+assert [r["label"] for r in c["runs"]] == ["bs=8", "bs=16"], [r["label"] for r in c["runs"]]
+assert all(r["sweep"] for r in c["runs"])
+PY
+expect_status 0 "compare a sweep directory, as a table" -- "$CCL_HARNESS" compare "$sweep_dir" --html "$SCRATCH/sweep.html"
+expect_output "the points' overrides" "workload.data.batch_size=16"
+expect_status 0 "status of a sweep directory" -- "$CCL_HARNESS" status "$sweep_dir"
+expect_output "status shows the overrides" "point: workload.data.batch_size=8"
 
 # 6. Bad input: one clear error, exit 2, and an existing page left as it was.
 echo "previous page" >"$page"

@@ -8,7 +8,8 @@
 #      everything to the real podman but enforces podman-hpc's own rules
 #      (tests/doubles/podman-hpc-on-podman; skipped when slurm-local is down);
 #   3. reproduce: the same image reused and said so; an image whose packages differ refused with
-#      the difference, unless --allow-image-drift.
+#      the difference, unless --allow-image-drift; pack --with-image carries the image in the
+#      bundle, and reproduce loads it from there when this machine lacks it.
 # Every bundle verifies and its provenance names the image id the runtime reports ran.
 source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
@@ -64,6 +65,22 @@ expect_status 0 "--allow-image-drift runs anyway" -- "$CCL_HARNESS" reproduce "$
 podman tag "$original" "$built"
 podman image prune --force >/dev/null 2>&1 || true
 
+# 3b. pack --with-image: the bundle carries the image that ran, and reproduces without it here.
+with_image="$SCRATCH/with-image.tar.zst"
+expect_status 0 "pack --with-image" -- "$CCL_HARNESS" pack "$run" --with-image --out "$with_image"
+expect_status 0 "the bundle with its image verifies" -- "$CCL_HARNESS" verify "$with_image"
+tar --zstd -tf "$with_image" >"$SCRATCH/with-image.list"
+grep -q '/container/image.oci.tar$' "$SCRATCH/with-image.list" && pass || fail "no container/image.oci.tar in the bundle"
+podman rmi --force "$built" >/dev/null
+expect_status 0 "reproduce loads the bundle's image" -- "$CCL_HARNESS" reproduce "$with_image" --results "$SCRATCH/offline"
+expect_output "it says it loaded it" "image: loaded from"
+expect_output "and that it is the one that ran" "ran (id ${original:0:12})"
+[ "$(podman image inspect --format '{{.Id}}' "$built")" = "$original" ] && pass || fail "the loaded image is not the one that ran"
+mkdir -p "$SCRATCH/plain"
+echo '{"container": null}' >"$SCRATCH/plain/provenance.json"
+expect_status 2 "--with-image on a run without a container" -- "$CCL_HARNESS" pack "$SCRATCH/plain" --with-image
+expect_output "it says why" "names no image that ran"
+
 # 4. Bad inputs: one clear error, nothing run.
 expect_status 2 "an unknown base spec" -- "$CCL_HARNESS" run "$card" --set launch.container.runtime=podman \
     --set launch.container.image=ccl-base:no-such-base --results "$SCRATCH/bad"
@@ -91,6 +108,10 @@ run=$(latest_run)
 expect_status 0 "the Slurm run's bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
 checks_image "$run" 2
 ls "$run"/container/ran-*.json >/dev/null 2>&1 && pass || fail "the job wrote no container/ran-<node>.json"
+expect_status 0 "reproduce of the Slurm bundle" -- "$CCL_HARNESS" reproduce "${run%/}.tar.zst" \
+    --cluster tests/e2e/fixtures/perlmutter-on-slurm-local.yaml --results "$SCRATCH/reproduced-slurm"
+expect_output "it says it reused the image" "image: reused"
+expect_output "and that it is the bundle's" "ran (id "
 # The double enforces podman-hpc's rule: an image that was not migrated does not run.
 echo '{}' >"$CCL_PODMAN_HPC_STATE/squash.json"
 expect_status 125 "podman-hpc refuses an image that was not migrated" -- podman-hpc run --rm "$built" true

@@ -2,7 +2,10 @@
 # `ccl-harness submit` against a real HTTP server standing in for the CCL-Bench upload server:
 # a real tiny-ddp bundle arrives byte for byte with its card as JSON; 413 is not retried; a 500
 # is retried and then succeeds; a refused connection fails after the retries; a tampered bundle
-# is refused before any request, as is one over the 500 MB limit; bad input exits 2.
+# is refused before any request, as is one over the 500 MB limit; bad input exits 2. Over https
+# (certificates made here with openssl): a token sent as a bearer header and never shown; an
+# untrusted, expired, self-signed or other host's certificate refused with the reason; a CONNECT
+# proxy from https_proxy traversed, http_proxy used for http, a refusing proxy named.
 source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 PY=/usr/bin/python3
@@ -11,6 +14,8 @@ results="$CCL_TEST_TMP/submit-results"
 rm -rf "$results"
 # Retries wait 10 ms, 20 ms, 40 ms here instead of 0.5 s, 1 s, 2 s.
 export CCL_HARNESS_SUBMIT_RETRY_BASE_MS=10
+# The proxies of whoever runs the suite must not stand between us and 127.0.0.1.
+unset https_proxy HTTPS_PROXY http_proxy HTTP_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY CCL_UPLOAD_TOKEN
 
 server_pid=""
 stop_server() {
@@ -22,20 +27,23 @@ stop_server() {
 }
 trap stop_server EXIT
 
-start_server() { # start_server MODE: sets $url, $log, $saved
+start_server() { # start_server MODE [SERVER OPTIONS...]: sets $url (https with --tls-cert), $port, $log, $saved
     stop_server
-    local dir="$SCRATCH/server-$1"
+    local mode=$1 dir="$SCRATCH/server-$1" scheme=http
+    shift
+    case " $* " in *" --tls-cert "*) scheme=https ;; esac
     rm -rf "$dir"
     mkdir -p "$dir/saved"
     log="$dir/requests.log"
     saved="$dir/saved"
-    "$PY" "$server_py" --mode "$1" --port-file "$dir/port" --log "$log" --save-dir "$saved" &
+    "$PY" "$server_py" --mode "$mode" --port-file "$dir/port" --log "$log" --save-dir "$saved" "$@" &
     server_pid=$!
     for _ in $(seq 100); do
         [ -s "$dir/port" ] && break
         sleep 0.05
     done
-    url="http://127.0.0.1:$(cat "$dir/port")"
+    port=$(cat "$dir/port")
+    url="$scheme://127.0.0.1:$port"
 }
 requests() { wc -l <"$log" | tr -d ' '; }
 submit() { "$CCL_HARNESS" submit "$@"; }
@@ -108,8 +116,8 @@ expect_status 2 "missing bundle" -- submit "$SCRATCH/absent.tar.zst" --to "$url"
 expect_output "missing named" "absent.tar.zst: no such file"
 expect_status 2 "a directory" -- submit "$tampered/$name" --to "$url"
 expect_output "pack suggested" "ccl-harness pack"
-expect_status 2 "https" -- submit "$bundle" --to "https://127.0.0.1:1"
-expect_output "https refused" "https not supported yet"
+expect_status 2 "ftp" -- submit "$bundle" --to "ftp://127.0.0.1:1"
+expect_output "scheme named" "unsupported scheme"
 expect_status 2 "not a URL" -- submit "$bundle" --to "127.0.0.1:8000"
 expect_status 2 "no --to" -- submit "$bundle"
 # Over the server's 500 MB limit (a sparse file: the size check comes before anything is read).
@@ -118,5 +126,139 @@ expect_status 1 "over 500 MB" -- submit "$SCRATCH/huge.tar.zst" --to "$url"
 expect_output "limit named" "over the upload server's limit of 500 MB per request; nothing was sent"
 rm -f "$SCRATCH/huge.tar.zst"
 [ "$(requests)" = 0 ] && pass || fail "bad input reached the server"
+stop_server
+
+# 9. https. A private CA signs the server's certificate (localhost and 127.0.0.1), another host's,
+#    and one already expired; a self-signed one stands outside any trust store.
+tls="$SCRATCH/tls"
+rm -rf "$tls"
+mkdir -p "$tls"
+make_cert() { # make_cert NAME SUBJECT_ALT_NAMES DAYS [self]
+    openssl req -newkey rsa:2048 -nodes -keyout "$tls/$1.key" -out "$tls/$1.csr" -subj "/CN=$1" 2>/dev/null
+    printf 'subjectAltName=%s\n' "$2" >"$tls/$1.ext"
+    if [ "${4:-}" = self ]; then
+        openssl x509 -req -in "$tls/$1.csr" -signkey "$tls/$1.key" -out "$tls/$1.pem" -days "$3" -extfile "$tls/$1.ext" 2>/dev/null
+    else
+        openssl x509 -req -in "$tls/$1.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial \
+            -out "$tls/$1.pem" -days "$3" -extfile "$tls/$1.ext" 2>/dev/null
+    fi
+}
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tls/ca.key" -out "$tls/ca.pem" -days 2 -subj "/CN=ccl-harness test CA" 2>/dev/null
+make_cert good "DNS:localhost,IP:127.0.0.1" 2
+make_cert other "DNS:other.example" 2
+make_cert expired "DNS:localhost,IP:127.0.0.1" 0 # valid until the second it was made
+make_cert self "DNS:localhost,IP:127.0.0.1" 2 self
+[ -s "$tls/good.pem" ] && [ -s "$tls/self.pem" ] && pass || fail "openssl made no certificates"
+token="tok-e2e-$RANDOM-secret"
+no_token() { # no_token WHAT: the token is nowhere in $OUT
+    if grep -qF -- "$token" <<<"$OUT"; then fail "$1: the token was shown: $OUT"; else pass; fi
+}
+
+# 9a. Trusted through --ca-file, the token from CCL_UPLOAD_TOKEN: uploaded byte for byte, the
+#     server saw the bearer header, and -v and --json output never show the token.
+start_server ok --tls-cert "$tls/good.pem" --tls-key "$tls/good.key" --token "$token"
+CCL_UPLOAD_TOKEN=$token expect_status 0 "https upload" -- "$CCL_HARNESS" -v submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
+expect_output "https uploaded" "upload id: up-0001"
+no_token "-v output"
+if cmp -s "$bundle" "$saved/$name.tar.zst"; then pass; else fail "https: the server did not receive identical bytes"; fi
+grep -q " auth$" "$log" && pass || fail "the server saw no bearer token: $(cat "$log")"
+expect_status 0 "https --token --json" -- submit "$bundle" --to "https://localhost:$port" --ca-file "$tls/ca.pem" --token "$token" --json
+no_token "--json output"
+expect_json <(printf '%s' "$OUT") 'j["uploaded"] and j["url"].startswith("https://localhost:")' True "https --json"
+
+# 9b. A wrong token: the server's 401 echoes it, the client shows the answer without it.
+expect_status 1 "wrong token" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem" --token "$token-wrong"
+expect_output "401 shown" "HTTP 401"
+expect_output "token blanked" "[redacted]"
+if grep -qF -- "$token-wrong" <<<"$OUT"; then fail "the wrong token was shown: $OUT"; else pass; fi
+
+# 9b'. The retry rules hold over TLS too: 413 not retried, a hang-up after the body not retried,
+#      a 503 with Retry-After retried.
+start_server 413 --tls-cert "$tls/good.pem" --tls-key "$tls/good.key"
+expect_status 1 "413 over https" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
+expect_output "413 over https explained" "the server refuses requests over its limit"
+[ "$(requests)" = 1 ] && pass || fail "413 over https: $(requests) requests"
+start_server close --tls-cert "$tls/good.pem" --tls-key "$tls/good.key"
+expect_status 1 "hang-up over https" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
+expect_output "hang-up over https named" "closed the connection without answering after the whole bundle was sent"
+start_server fail-once --tls-cert "$tls/good.pem" --tls-key "$tls/good.key"
+expect_status 0 "503 then ok over https" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
+expect_output "retried over https" "attempt 2)"
+start_server ok --tls-cert "$tls/good.pem" --tls-key "$tls/good.key" --token "$token"
+
+# 9c. Without --ca-file the private CA is unknown: refused, the reason named, nothing retried.
+expect_status 1 "unknown CA" -- submit "$bundle" --to "$url" --token "$token" --json
+expect_output "unknown issuer named" "the server's certificate was refused: unable to get local issuer certificate"
+expect_output "--ca-file suggested" "--ca-file FILE"
+no_token "certificate error"
+requests_before=$(requests)
+expect_status 1 "unknown CA, not retried" -- submit "$bundle" --to "$url"
+[ "$(requests)" = "$requests_before" ] && pass || fail "a refused certificate still reached the upload handler"
+if grep -q "attempt 1 failed" <<<"$OUT"; then fail "a refused certificate was retried: $OUT"; else pass; fi
+
+# 9d. Another host's certificate, an expired one, a self-signed one: each refused, saying why.
+start_server ok --tls-cert "$tls/other.pem" --tls-key "$tls/other.key"
+expect_status 1 "other host (name)" -- submit "$bundle" --to "https://localhost:$port" --ca-file "$tls/ca.pem"
+expect_output "hostname mismatch named" "hostname mismatch"
+expect_status 1 "other host (address)" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
+expect_output "address mismatch named" "IP address mismatch"
+sleep 1 # the expired certificate's last valid second is over
+start_server ok --tls-cert "$tls/expired.pem" --tls-key "$tls/expired.key"
+expect_status 1 "expired" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
+expect_output "expiry named" "certificate has expired"
+start_server ok --tls-cert "$tls/self.pem" --tls-key "$tls/self.key"
+expect_status 1 "self-signed" -- submit "$bundle" --to "$url"
+expect_output "self-signed named" "self-signed certificate"
+[ "$(requests)" = 0 ] && pass || fail "a refused certificate reached the upload handler"
+expect_status 2 "--ca-file not PEM" -- submit "$bundle" --to "$url" --ca-file "$tls/good.ext"
+expect_output "ca file named" "cannot load CA certificates"
+
+# 9e. Through a CONNECT proxy from https_proxy (the tunnel carries TLS end to end), http_proxy for
+#     http, no_proxy honoured; a proxy refusing the tunnel is named.
+proxy_pid=""
+start_proxy() { # start_proxy NAME [--refuse]: sets $proxy, $proxy_log
+    local dir="$SCRATCH/proxy-$1"
+    shift
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    proxy_log="$dir/requests.log"
+    "$PY" "$CCL_SOURCE_DIR/tests/e2e/fixtures/connect_proxy.py" --port-file "$dir/port" --log "$proxy_log" "$@" &
+    proxy_pid=$!
+    for _ in $(seq 100); do
+        [ -s "$dir/port" ] && break
+        sleep 0.05
+    done
+    proxy="http://127.0.0.1:$(cat "$dir/port")"
+}
+stop_proxy() {
+    if [ -n "$proxy_pid" ]; then
+        kill "$proxy_pid" 2>/dev/null || true
+        wait "$proxy_pid" 2>/dev/null || true
+        proxy_pid=""
+    fi
+}
+trap 'stop_server; stop_proxy' EXIT
+start_server ok --tls-cert "$tls/good.pem" --tls-key "$tls/good.key" --token "$token"
+start_proxy tunnel
+https_proxy=$proxy expect_status 0 "through the proxy" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem" --token "$token"
+expect_output "uploaded through the proxy" "upload id: up-0001"
+grep -qx "CONNECT 127.0.0.1:$port HTTP/1.1" "$proxy_log" && pass || fail "no CONNECT at the proxy: $(cat "$proxy_log")"
+if grep -qF -- "$token" "$proxy_log"; then fail "the proxy saw the token"; else pass; fi
+HTTPS_PROXY=$proxy no_proxy=localhost,127.0.0.1 expect_status 0 "no_proxy" -- \
+    submit "$bundle" --to "$url" --ca-file "$tls/ca.pem" --token "$token"
+[ "$(wc -l <"$proxy_log")" = 1 ] && pass || fail "no_proxy ignored: $(cat "$proxy_log")"
+stop_server
+start_server ok
+http_proxy=$proxy expect_status 0 "http through the proxy" -- submit "$bundle" --to "$url"
+grep -qx "POST $url/api/upload HTTP/1.1" "$proxy_log" && pass || fail "no absolute-form POST at the proxy: $(cat "$proxy_log")"
+if cmp -s "$bundle" "$saved/$name.tar.zst"; then pass; else fail "http through the proxy: bytes differ"; fi
+stop_proxy
+start_proxy refusing --refuse
+https_proxy=$proxy expect_status 1 "proxy refuses" -- submit "$bundle" --to "https://127.0.0.1:$port" --ca-file "$tls/ca.pem"
+expect_output "refusal named" "refused to open a tunnel to 127.0.0.1:$port: HTTP 403"
+https_proxy="http://user:pw-secret@127.0.0.1:1" expect_status 2 "proxy credentials" -- submit "$bundle" --to "https://127.0.0.1:$port"
+if grep -qF "pw-secret" <<<"$OUT"; then fail "the proxy password was shown: $OUT"; else pass; fi
+stop_proxy
+stop_server
 
 finish

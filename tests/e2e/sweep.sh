@@ -45,6 +45,11 @@ expect_output "summary" "1 completed, 1 failed, 2 skipped, 0 cancelled, 0 not ru
 sweep=$(latest_sweep)
 expect_json "$sweep/sweep.json" '[p["state"] for p in j["points"]]' "['completed', 'skipped', 'failed', 'skipped']" "point states"
 expect_json "$sweep/sweep.json" 'j["points"][0]["overrides"]' "['launch.script=train.py', 'launch.steps=12']" "overrides recorded"
+# Issue 18: a point's run id carries its varied values.
+expect_json "$sweep/sweep.json" 'j["points"][0]["run_dir"].rstrip("/").split("/")[-1].startswith("tiny-ddp-script_train.py-steps12-")' True \
+    "the run id names the varied values"
+expect_json "$sweep/sweep.json" 'j["points"][2]["run_dir"].rstrip("/").split("/")[-1].startswith("tiny-ddp-script_misbehave.py-steps12-")' \
+    True "the failing point's run id names its values"
 sweep_json "$sweep" 's["points"][1]["reason"]' | grep -q "profiling window" && pass || fail "skip reason recorded"
 [ "$(sweep_json "$sweep" '(s["points"][2]["exit_code"], s["points"][2]["run_dir"] != "")')" = "(1, True)" ] && pass ||
     fail "failed point: $(sweep_json "$sweep" 's["points"][2]')"

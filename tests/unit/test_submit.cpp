@@ -9,6 +9,7 @@
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
+#include <map>
 #include <thread>
 
 using namespace harness;
@@ -89,6 +90,11 @@ TEST_CASE("parse_url reads host, port and path of http URLs", "[submit]") {
     CHECK(bare.target == "/");
     CHECK(join_url(bare, "/api/upload").target == "/api/upload");
     CHECK(parse_url("http://[::1]:9000/").host == "::1");
+    const Url secure = parse_url("https://ccl-bench.example/x");
+    CHECK(secure.tls());
+    CHECK(secure.port == "443");
+    CHECK(secure.text() == "https://ccl-bench.example:443/x");
+    CHECK(parse_url("http://[::1]:9000/").text() == "http://[::1]:9000/");
 }
 
 TEST_CASE("parse_url refuses what it cannot use as bad input", "[submit]") {
@@ -97,12 +103,55 @@ TEST_CASE("parse_url refuses what it cannot use as bad input", "[submit]") {
         INFO(text);
         CHECK(exit_code_of([&] { parse_url(text); }) == k_exit_usage);
     }
+}
+
+TEST_CASE("proxies come from the environment as curl reads them", "[submit]") {
+    std::map<std::string, std::string> vars;
+    const EnvLookup env = [&vars](const std::string& name) -> std::optional<std::string> {
+        const auto found = vars.find(name);
+        return found == vars.end() ? std::nullopt : std::optional<std::string>(found->second);
+    };
+    const Url secure = parse_url("https://up.ccl-bench.example/");
+    const Url plain = parse_url("http://up.ccl-bench.example/");
+    CHECK_FALSE(proxy_from_environment(secure, env));
+    vars["HTTP_PROXY"] = "http://cgi-set:1"; // never read: a CGI request can set it
+    CHECK_FALSE(proxy_from_environment(plain, env));
+    vars["HTTPS_PROXY"] = "proxy.site:3128";
+    REQUIRE(proxy_from_environment(secure, env));
+    CHECK(proxy_from_environment(secure, env)->host == "proxy.site");
+    CHECK(proxy_from_environment(secure, env)->port == "3128");
+    vars["https_proxy"] = "http://lower.site";
+    CHECK(proxy_from_environment(secure, env)->host == "lower.site");
+    CHECK(proxy_from_environment(secure, env)->port == "1080");
+    vars["http_proxy"] = "http://plain.site:8080/";
+    CHECK(proxy_from_environment(plain, env)->host == "plain.site");
+    vars["no_proxy"] = "localhost, .ccl-bench.example:443";
+    CHECK_FALSE(proxy_from_environment(secure, env));
+    CHECK_FALSE(proxy_from_environment(plain, env));
+    CHECK(proxy_from_environment(parse_url("https://other.example/"), env));
+    CHECK(no_proxy_exempts("*", "anything"));
+    CHECK(no_proxy_exempts("10.0.0.1,example.com", "10.0.0.1"));
+    CHECK_FALSE(no_proxy_exempts("example.com", "notexample.com"));
+    CHECK(no_proxy_exempts("EXAMPLE.com", "a.b.example.COM"));
+    CHECK(no_proxy_exempts("[::1]", "::1"));
+    vars.erase("no_proxy");
+    vars["https_proxy"] = "http://user:s3cret@proxy.site:3128";
     try {
-        parse_url("https://ccl-bench.example");
-        FAIL("https accepted");
+        proxy_from_environment(secure, env);
+        FAIL("credentials accepted");
     } catch (const HarnessError& e) {
-        CHECK(std::string(e.what()).find("https not supported yet") != std::string::npos);
+        CHECK(e.code() == k_exit_usage);
+        CHECK(std::string(e.what()).find("s3cret") == std::string::npos);
+        CHECK(std::string(e.what()).find("$https_proxy") != std::string::npos);
     }
+    vars["https_proxy"] = "https://proxy.site:3128";
+    CHECK(exit_code_of([&] { proxy_from_environment(secure, env); }) == k_exit_usage);
+}
+
+TEST_CASE("redact blanks every occurrence of a secret", "[submit]") {
+    CHECK(redact("token tok-1 and tok-1 again", "tok-1") == "token [redacted] and [redacted] again");
+    CHECK(redact("nothing", "") == "nothing");
+    CHECK(redact("aaaa", "aa") == "[redacted][redacted]");
 }
 
 TEST_CASE("upload ids are read from upload_id, else id", "[submit]") {
@@ -150,6 +199,30 @@ TEST_CASE("post_multipart sends exactly Content-Length bytes with every part", "
     CHECK(server.body.find(std::string("\0\x01payload\r\n--not-a-boundary\r\n", 29)) != std::string::npos);
 }
 
+TEST_CASE("a bearer token is sent as Authorization and never shown", "[submit]") {
+    TempDir dir;
+    const fs::path file = dir.write("b.tar.zst", "x");
+    PostOptions options;
+    options.bearer_token = "tok-SECRET-42";
+    {
+        OneShotServer server(reply(200, "{}"));
+        CHECK(post_multipart(parse_url(server.url()), {}, {{"files", file, ""}}, options).status == 200);
+        CHECK(server.head.find("\r\nAuthorization: Bearer tok-SECRET-42\r\n") != std::string::npos);
+    }
+    // In clear text off this machine: refused before connecting, and the token is not quoted.
+    try {
+        post_multipart(parse_url("http://192.0.2.1:9/"), {}, {{"files", file, ""}}, options);
+        FAIL("token sent over http");
+    } catch (const HarnessError& e) {
+        CHECK(e.code() == k_exit_usage);
+        CHECK(std::string(e.what()).find("tok-SECRET-42") == std::string::npos);
+    }
+    options.bearer_token = "two words";
+    CHECK(exit_code_of([&] {
+              post_multipart(parse_url("https://127.0.0.1:9/"), {}, {{"files", file, ""}}, options);
+          }) == k_exit_usage);
+}
+
 TEST_CASE("post_multipart returns error statuses and reports transport failures", "[submit]") {
     TempDir dir;
     const fs::path file = dir.write("b.tar.zst", "x");
@@ -179,7 +252,7 @@ TEST_CASE("submit refuses unusable input before verifying or sending", "[submit]
     CHECK(exit_code_of([&] { submit_bundle(dir.path() / "missing.tar.zst", options); }) == k_exit_usage);
     CHECK(exit_code_of([&] { submit_bundle(dir.path(), options); }) == k_exit_usage);
     CHECK(exit_code_of([&] { submit_bundle(dir.write("run.tar.gz", "x"), options); }) == k_exit_usage);
-    options.url = "https://ccl-bench.example";
+    options.url = "ftp://ccl-bench.example";
     CHECK(exit_code_of([&] { submit_bundle(dir.write("run.tar.zst", "x"), options); }) == k_exit_usage);
     // Not a zstd archive at all: verify's input error, and nobody listens on port 1 anyway.
     options.url = "http://127.0.0.1:1";

@@ -1,9 +1,12 @@
+#include "run/run_directory.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
+#include "util/safe_name.hpp"
 #include "workflows/run_status.hpp"
 #include "workflows/sweep.hpp"
 
 #include <catch2/catch.hpp>
+#include <regex>
 
 using namespace harness;
 using harness::test::TempDir;
@@ -170,4 +173,34 @@ TEST_CASE("a sweep's outcome carries the points as sweep.json writes them", "[sw
         CHECK(sweep_outcome_to_json(dry).find("sweep_dir")->is_null());
         CHECK_THAT(format_sweep_outcome(dry), Catch::Contains("2 point(s), 1 to run, 1 skipped"));
     }
+}
+
+TEST_CASE("sweep points' run ids carry the varied values", "[sweep][run_id]") {
+    CHECK(run_id_label({"workload.data.batch_size=16", "workload.data.seq_len=64"}) == "bs16-seq64");
+    CHECK(run_id_label({"launch.script=train.py", "launch.steps=12"}) == "script_train.py-steps12");
+    CHECK(run_id_label({}).empty());
+    // Hostile values become safe pieces: no separators, no dot files, no control characters.
+    CHECK(run_id_label({"launch.script=../../etc/passwd"}) == "script_etc_passwd");
+    CHECK(run_id_label({"a.b=\x1b[2K x/y"}) == "b2K_x_y"); // the escape's digits lead, so no '_'
+    CHECK(run_id_label({"x.=--"}).empty());
+    // Bounded: each piece, and the whole label (later pieces left out, never cut in half).
+    const std::string label = run_id_label({"p.name=" + std::string(100, 'v'), "p.a=1", "p.b=2", "p.c=3", "p.d=4"});
+    CHECK(label == "name_vvvvvvvvvvvvvvv-a1-b2-c3-d4");
+    std::vector<std::string> many;
+    for (int i = 0; i < 40; ++i) {
+        many.push_back("workload.data.batch_size=" + std::to_string(1000 + i));
+    }
+    CHECK(run_id_label(many).size() <= k_max_run_label_bytes);
+    CHECK(run_id_label(many) == run_id_label(many));
+
+    RenderedRun run;
+    run.plan.card_name = "tiny-ddp";
+    const std::string id = make_run_id(run, "bs16-seq64");
+    CHECK(std::regex_match(id, std::regex("tiny-ddp-bs16-seq64-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")));
+    CHECK(file_name_problem(id).empty());
+    CHECK(make_run_id(run, "bs16") != make_run_id(run, "bs16")); // the instant and the process keep ids apart
+    CHECK(std::regex_match(make_run_id(run), std::regex("tiny-ddp-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")));
+    // A label that would make the id too long for a file name is left out, not cut.
+    run.plan.card_name = std::string(220, 'c');
+    CHECK(make_run_id(run, "bs16-seq64-abcdefghijklmnopqrstuvwxyz").find("bs16") == std::string::npos);
 }
