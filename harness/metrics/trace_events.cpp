@@ -9,6 +9,7 @@
 #include "util/strings.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace harness::metrics {
@@ -131,7 +132,9 @@ private:
             const char value_start = peek_token(c);
             if (key.raw == "rank" && (value_start == '-' || (value_start >= '0' && value_start <= '9'))) {
                 double value = 0;
-                if (json_scan::to_double(json_scan::scan_number(c), value)) {
+                // A rank is a small whole number; 1e308 or 2.5 names none (and must not reach a cast).
+                if (json_scan::to_double(json_scan::scan_number(c), value) && value >= 0 && value <= 1e9 &&
+                    value == std::floor(value)) {
                     m_trace.distributed_rank = static_cast<long long>(value);
                 }
             } else {

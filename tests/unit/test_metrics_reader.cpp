@@ -76,6 +76,16 @@ TEST_CASE("a Kineto trace keeps kernels, steps, host operators and NCCL argument
     check_kineto(read_trace(dir.write("t.json", k_kineto)));
 }
 
+TEST_CASE("a distributedInfo rank that is no small whole number names no rank", "[metrics]") {
+    // fuzz_trace found 1e308 reaching a cast to long long (tests/fuzz/regressions/fuzz_trace/).
+    TempDir dir;
+    for (const char* rank : {"1e308", "2.5", "-1", "1e10"}) {
+        const std::string text = std::string(R"({"distributedInfo": {"rank": )") + rank + R"(}, "traceEvents": []})";
+        CHECK_FALSE(read_trace(dir.write("t.json", text)).distributed_rank);
+    }
+    CHECK(*read_trace(dir.write("t.json", R"({"distributedInfo": {"rank": 7.0}, "traceEvents": []})")).distributed_rank == 7);
+}
+
 TEST_CASE("a tiny read buffer gives the same tables as a large one", "[metrics]") {
     TempDir dir;
     const auto file = dir.write("t.json", k_kineto);
