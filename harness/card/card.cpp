@@ -204,6 +204,8 @@ std::vector<FieldSpec> build_schema() {
                             {
                                 field("image", ValueKind::string, Need::optional, "image pinned by digest: NAME@sha256:<64 hex>"),
                                 runtime,
+                                field("cuda", ValueKind::string, Need::optional,
+                                      "the CUDA version the image is built on (\"13.0\"): picks the site's NCCL plugin"),
                             }),
                     section("source", Need::optional, "the framework checkout, pinned to a commit by run",
                             {
@@ -391,6 +393,7 @@ void WorkloadCard::read_fields() {
     launch.constraint = text_at(root, "launch.constraint");
     launch.container_image = text_at(root, "launch.container.image");
     launch.container_runtime = to_lower(text_at(root, "launch.container.runtime"));
+    launch.container_cuda = text_at(root, "launch.container.cuda");
     launch.source_repo = text_at(root, "launch.source.repo");
     launch.source_ref = text_at(root, "launch.source.ref");
     launch.model = text_at(root, "launch.model");

@@ -39,6 +39,7 @@ struct LaunchSpec {
     std::string constraint;
     std::string container_image;
     std::string container_runtime;
+    std::string container_cuda; ///< the image's CUDA version as the card declares it ("13.0"), "" when not
     std::string source_repo;
     std::string source_ref;
     std::string model; ///< Hugging Face model id or path; defaults from hf_url

@@ -26,20 +26,21 @@ inline bool is_python_step_frame(std::string_view name) {
 }
 
 /// "<path>/sglang/bench_one_batch.py(<line>): decode" or "...: extend", as with_stack names
-/// SGLang bench_one_batch's forward passes.
+/// SGLang bench_one_batch's forward passes; also "<path>/sglang/benchmark/one_batch.py(<line>): ...",
+/// where later SGLang moved the code (`python -m sglang.bench_one_batch` runs it from there).
 inline bool is_sglang_bench_forward(std::string_view name) {
     for (const std::string_view function : {std::string_view("): decode"), std::string_view("): extend")}) {
         if (!ends_with(name, function)) {
             continue;
         }
         const std::string_view head = name.substr(0, name.size() - function.size());
-        constexpr std::string_view file = "bench_one_batch.py(";
-        const std::size_t open = head.rfind(file);
-        if (open == std::string_view::npos || open + file.size() >= head.size()) {
-            return false;
+        for (const std::string_view file : {std::string_view("bench_one_batch.py("), std::string_view("/benchmark/one_batch.py(")}) {
+            const std::size_t open = head.rfind(file);
+            if (open != std::string_view::npos && open + file.size() < head.size()) {
+                return all_digits(head.substr(open + file.size()));
+            }
         }
-        const std::string_view line = head.substr(open + file.size());
-        return all_digits(line);
+        return false;
     }
     return false;
 }

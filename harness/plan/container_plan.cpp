@@ -28,6 +28,39 @@ std::string shifter_digest_message(const std::string& image) {
                        enquote(image));
 }
 
+/// The CUDA major the site's NCCL plugin must match is the image's, not the card's: a card may
+/// say cuda_12.9 (the driver it was written against) for an image built on CUDA 13. The image's
+/// version comes from launch.container.cuda when the card declares it, else from driver_version;
+/// the job's preflight compares it with the CUDA the image reports (docs/containers.md).
+void plan_cuda_major(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    const std::string driver = trim(scalar_text(find_node(card.document().root(), "workload.hardware.driver_version")));
+    const long long card_major = cuda_major_of(driver);
+    const std::string& declared = card.launch.container_cuda;
+    if (declared.empty()) {
+        plan.cuda_major = card_major;
+        derived(plan, "container.cuda_major",
+                card_major > 0 ? fmt::format("workload.hardware.driver_version {} (launch.container.cuda names none; the job "
+                                             "checks the image's own)",
+                                             enquote(driver))
+                               : "0: workload.hardware.driver_version names no CUDA version");
+        return;
+    }
+    const long long image_major = cuda_major_of(declared);
+    if (image_major == 0) {
+        findings.problem("launch.container.cuda",
+                         fmt::format("{} is not a CUDA version (expected MAJOR.MINOR, such as \"13.0\")", enquote(declared)));
+        return;
+    }
+    plan.cuda_major = image_major;
+    derived(plan, "container.cuda_major", fmt::format("launch.container.cuda {}: the image's CUDA", enquote(declared)));
+    if (card_major > 0 && card_major != image_major) {
+        findings.problem("workload.hardware.driver_version",
+                         fmt::format("{} says CUDA {}, but the image is built on CUDA {} (launch.container.cuda {}): the card "
+                                     "would describe a run that did not happen; set driver_version: cuda_{}",
+                                     enquote(driver), card_major, image_major, enquote(declared), declared));
+    }
+}
+
 } // namespace
 
 long long cuda_major_of(const std::string& driver_version) {
@@ -116,17 +149,22 @@ void plan_container(const WorkloadCard& card, const ClusterProfile& cluster, Pla
         }
     }
 
-    const std::string driver = trim(scalar_text(find_node(card.document().root(), "workload.hardware.driver_version")));
-    plan.cuda_major = cuda_major_of(driver);
-    derived(plan, "container.cuda_major",
-            plan.cuda_major > 0 ? fmt::format("workload.hardware.driver_version {}", enquote(driver))
-                                : "0: workload.hardware.driver_version names no CUDA version");
+    plan_cuda_major(card, plan, findings);
     if ((runtime == "shifter" || runtime == "podman-hpc") && cluster.accelerator_type == "GPU") {
         plan.nccl_plugin = nccl_plugin_for(runtime, plan.cuda_major);
-        if (plan.nccl_plugin.empty()) {
+        if (plan.nccl_plugin.empty() && !card.launch.container_cuda.empty()) {
+            if (plan.cuda_major > 0) {
+                findings.problem("launch.container.cuda",
+                                 fmt::format("CUDA {}: the site has no NCCL plugin for it (CUDA 12 or 13); the plugin {} injects "
+                                             "must match the image's CUDA major",
+                                             plan.cuda_major, runtime));
+            }
+        } else if (plan.nccl_plugin.empty()) {
+            const std::string driver = trim(scalar_text(find_node(card.document().root(), "workload.hardware.driver_version")));
             findings.problem("workload.hardware.driver_version",
                              fmt::format("{} names no CUDA major the site's NCCL plugin exists for (cuda_12.x or cuda_13.x); "
-                                         "the plugin {} injects must match the image's CUDA major",
+                                         "the plugin {} injects must match the image's CUDA major (or declare it: "
+                                         "launch.container.cuda)",
                                          enquote(driver.empty() ? "(missing)" : driver), runtime));
         } else {
             derived(plan, "container.nccl_plugin",

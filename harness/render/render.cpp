@@ -386,6 +386,14 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     const fs::path probe = home / "templates" / "common" / "ccl_probe.py";
     run.files.push_back({"ccl_probe.py", with_capture_rules(read_file(probe), probe), false});
     run.inputs.push_back(probe);
+    // The in-job preflight (templates/common/ccl_preflight.py), shipped where a launch script runs it.
+    const bool preflight = std::any_of(run.files.begin(), run.files.end(),
+                                       [](const auto& file) { return file.content.find("ccl_preflight.py") != std::string::npos; });
+    if (preflight) {
+        const fs::path checker = home / "templates" / "common" / "ccl_preflight.py";
+        run.files.push_back({"ccl_preflight.py", read_file(checker), false});
+        run.inputs.push_back(checker);
+    }
     run.inputs.push_back(cluster.source);
     run.files.push_back({"env.sh", env_file(plan), false});
     run.files.push_back({"card.yaml", card_without_secret_values(card), false});

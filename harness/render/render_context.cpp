@@ -145,6 +145,8 @@ void set_job(mustache::data& ctx, const Plan& plan, const ClusterProfile& cluste
     ctx.set("shifter_image", text(shifter_image_for(plan.container_image)));
     ctx.set("nccl_plugin", text(plan.nccl_plugin));
     ctx.set("podman_nccl", flag(plan.container_runtime == "podman-hpc" && !plan.nccl_plugin.empty()));
+    ctx.set("has_nccl_plugin", flag(!plan.nccl_plugin.empty()));
+    ctx.set("cuda_major", number(plan.cuda_major));
     ctx.set("cpus_per_task", number(plan.cpus_per_task));
     ctx.set("has_cpus_per_task", flag(plan.cpus_per_task > 0));
     if (plan.scheduler == Scheduler::slurm) {

@@ -6,11 +6,14 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +70,57 @@ ExitStatus from_wait_status(int status) {
     return out;
 }
 
+/// Between fork and exec: every descriptor above stderr is marked close-on-exec, so the child
+/// starts with stdin, stdout and stderr only, whatever the harness's caller left open (a CI
+/// runner, ctest, a multiplexer). An inherited descriptor is not harmless: mmdebstrap numbers
+/// its pipes from the lowest free descriptor and hands one above 9 to apt's `cat >&N` hook,
+/// which dash refuses ("Bad fd number"). Marking rather than closing keeps Boost's own
+/// exec-error pipe working until exec. Only raw system calls here: the parent may have threads,
+/// so nothing that allocates may run after fork.
+void mark_descriptors_cloexec() {
+#ifdef SYS_close_range
+    constexpr unsigned k_close_range_cloexec = 1U << 2U; // CLOSE_RANGE_CLOEXEC, Linux 5.11
+    if (::syscall(SYS_close_range, 3U, ~0U, k_close_range_cloexec) == 0) {
+        return;
+    }
+#endif
+    const int dir = ::open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        alignas(8) char buffer[4096];
+        for (;;) {
+            const long got = ::syscall(SYS_getdents64, dir, buffer, sizeof buffer);
+            if (got <= 0) {
+                break;
+            }
+            for (long at = 0; at < got;) {
+                const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + at); // NOLINT: the kernel's layout
+                int fd = 0;
+                bool digits = entry->d_name[0] != '\0';
+                for (const char* c = entry->d_name; *c != '\0'; ++c) {
+                    digits = digits && *c >= '0' && *c <= '9';
+                    fd = digits ? fd * 10 + (*c - '0') : fd;
+                }
+                if (digits && fd > STDERR_FILENO && fd != dir) {
+                    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+                }
+                at += entry->d_reclen;
+            }
+        }
+        ::close(dir);
+        return;
+    }
+    struct rlimit limit {};
+    const rlim_t most = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? limit.rlim_cur : 65536;
+    for (rlim_t fd = STDERR_FILENO + 1; fd < most && fd < 1048576; ++fd) {
+        ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    }
+}
+
+/// Children of run_command start with the three standard descriptors only.
+struct CleanDescriptors : bp::extend::handler {
+    template <typename Executor> void on_exec_setup(Executor& /*unused*/) const { mark_descriptors_cloexec(); }
+};
+
 /// Between fork and exec: a process group of its own, death with the harness, output to the pipe.
 struct RankSetup : bp::extend::handler {
     int output = -1; ///< the pipe's write end
@@ -85,6 +139,7 @@ struct RankSetup : bp::extend::handler {
         ::signal(SIGINT, SIG_DFL);
         ::signal(SIGTERM, SIG_DFL);
         ::signal(SIGPIPE, SIG_DFL);
+        mark_descriptors_cloexec();
     }
 };
 
@@ -130,10 +185,10 @@ ExitStatus run_command(const Command& command) {
     bp::child child;
     if (command.cwd.empty()) {
         child = bp::child(bp::exe = program, bp::args = args, bp::env = to_boost(command.env), (bp::std_out & bp::std_err) > output,
-                          bp::std_in < bp::null, ec);
+                          bp::std_in < bp::null, CleanDescriptors{}, ec);
     } else {
         child = bp::child(bp::exe = program, bp::args = args, bp::env = to_boost(command.env), bp::start_dir = command.cwd.string(),
-                          (bp::std_out & bp::std_err) > output, bp::std_in < bp::null, ec);
+                          (bp::std_out & bp::std_err) > output, bp::std_in < bp::null, CleanDescriptors{}, ec);
     }
     if (ec) {
         throw HarnessError(fmt::format("cannot run {}: {}", enquote(program), ec.message()));

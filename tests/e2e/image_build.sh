@@ -24,6 +24,10 @@ LABEL org.ccl-harness.test="image_build $marker"
 RUN echo "$marker" >/etc/ccl-harness-e2e
 WORKDIR /workspace
 EOF_CONTAINERFILE
+# Issue 26: the harness's children start with stdin, stdout and stderr only. Descriptors 3-12
+# stay open in this shell (as a CI runner, ctest or a multiplexer leaves them): mmdebstrap, given
+# them, numbered its pipe above 9 and apt's `cat >&N` hook failed in dash ("Bad fd number").
+for fd in 3 4 5 6 7 8 9 10 11 12; do eval "exec $fd</dev/null"; done
 export TMPDIR="$SCRATCH/tmp"
 mkdir -p "$TMPDIR"
 card="$CCL_SOURCE_DIR/workloads/tiny-ddp/tiny-ddp.yaml"

@@ -21,7 +21,7 @@ for case_name in "${cases[@]}"; do
     name=${case_name%.*}
     "$harness" render -q "workloads/$name/$name.yaml" --cluster "${case_name##*.}" --out "tests/golden/$case_name" >/dev/null
     rmdir "tests/golden/$case_name/logs"
-    # The card's own entry point and the probe are copied, not rendered: they are reviewed where they live.
-    rm -f "tests/golden/$case_name/train.py" "tests/golden/$case_name/ccl_probe.py"
+    # The card's own entry point, the probe and the preflight are copied, not rendered: they are reviewed where they live.
+    rm -f "tests/golden/$case_name/train.py" "tests/golden/$case_name/ccl_probe.py" "tests/golden/$case_name/ccl_preflight.py"
 done
 echo "regenerated ${#cases[@]} golden renders; review with: git diff --stat tests/golden"

@@ -170,7 +170,7 @@ TEST_CASE("--set paths are checked against the card's field table") {
     }
     SECTION("no close match lists the fields that exist there") {
         const std::string reason = unknown_field_reason(spec, "launch.container.zzzzzzzz");
-        CHECK(reason == "unknown field \"launch.container.zzzzzzzz\"; \"launch.container\" has: image, runtime");
+        CHECK(reason == "unknown field \"launch.container.zzzzzzzz\"; \"launch.container\" has: image, runtime, cuda");
         CHECK(starts_with(unknown_field_reason(spec, "zzzzzzzzzzzz"), "unknown field \"zzzzzzzzzzzz\"; the top level has: version, "));
     }
     SECTION("nothing lives below a value, or below an env variable") {

@@ -57,10 +57,15 @@ TEST_CASE("the vLLM reference card renders a profiler pass and a timed pass") {
     CHECK_FALSE(has(r, "export VLLM_TORCH_PROFILER_DIR")); // v0.19 reads --profiler-config only
     // --profile skips --output-json (latency.py returns after the profiled batch): the timed pass
     // writes it, under nsys; the profiler pass has no nsys.
-    const auto profile = r.script.find("--profile --profiler-config.profiler torch");
-    const auto timed = r.script.find("--num-iters 10 --output-json");
+    CHECK(has(r, "profile_args=(--profile --profiler-config.profiler torch --profiler-config.torch_profiler_dir \"$RUN_DIR/traces\")\n"));
+    CHECK(has(r, "timed_args=(--num-iters 10 --output-json \"$RUN_DIR/logs/latency.json\")\n"));
+    const auto preflight = r.script.find("ccl_preflight.py\" \\\n");
+    const auto profile = r.script.find("\"${args[@]}\" \\\n    \"${profile_args[@]}\"\n");
+    const auto timed = r.script.find("\"${args[@]}\" \\\n    \"${timed_args[@]}\"\n");
+    REQUIRE(preflight != std::string::npos);
     REQUIRE(profile != std::string::npos);
     REQUIRE(timed != std::string::npos);
+    CHECK(preflight < profile);
     CHECK(profile < timed);
     CHECK(r.script.find("nsys profile") > profile);
     CHECK(r.script.find(" --output-json \"") == r.script.rfind(" --output-json \""));
@@ -129,7 +134,7 @@ TEST_CASE("each card field that describes the SGLang run changes the render or i
     CHECK(has(base, "    --tp-size 4\n"));
     CHECK_FALSE(has(base, "--ep-size"));
     // wait 0 + warmup 1, active 1: step 2 of the batch = decode step 0.
-    CHECK(has(base, "--profile-stage decode \\\n    --profile-start-step 0 --profile-steps 1\n"));
+    CHECK(has(base, "--profile-stage decode\n    --profile-start-step 0 --profile-steps 1\n"));
     CHECK(base.plan.framework_config.at("torch_profiler_ranks") == "0");
     CHECK(base.script.find("--result-filename") < base.script.find("nsys profile"));
 

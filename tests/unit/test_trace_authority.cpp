@@ -172,6 +172,13 @@ TEST_CASE("verify counts the steps the metrics use", "[trace_authority]") {
                                     R"x({"name": "/x/sglang/bench_one_batch.py(330): decode", "ph": "X", "cat": "python_function",)x"
                                     R"( "ts": 6, "dur": 1}]})"),
                           2, "bench_one_batch decode/extend");
+        // Later SGLang runs `python -m sglang.bench_one_batch` from sglang/benchmark/one_batch.py.
+        expect_same_steps(dir.write("kineto_trace_6.json",
+                                    R"x({"traceEvents": [{"name": "/x/sglang/benchmark/one_batch.py(512): decode", "ph": "X",)x"
+                                    R"( "cat": "python_function", "ts": 1, "dur": 4},)"
+                                    R"x({"name": "/x/sglang/other_batch.py(330): decode", "ph": "X", "cat": "python_function",)x"
+                                    R"( "ts": 6, "dur": 1}]})"),
+                          1, "bench_one_batch decode/extend");
     }
     SECTION("XLA: StepMarkers shorter than a tenth of the longest are bookkeeping, not steps") {
         const fs::path file = dir.write("host0.trace.json",

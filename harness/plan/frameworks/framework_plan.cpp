@@ -2,6 +2,7 @@
 
 #include "plan/frameworks/vllm_tpu.hpp"
 
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -37,6 +38,18 @@ void set_torch_dtype(Plan& plan, PlanFindings& findings, const std::string& fram
             fmt::format("{} is not supported for {}: --dtype takes auto, float16, bfloat16 or float32", plan.precision, framework));
     } else {
         set_framework_value(plan, "dtype", dtype, fmt::format("--dtype for precision '{}'", plan.precision));
+    }
+}
+
+void check_random_prompts(const WorkloadCard& card, PlanFindings& findings, const std::string& bench) {
+    const std::string dataset = to_lower(trim(card.dataset));
+    const bool random = dataset.empty() || dataset == "random" || dataset == "synthetic" || dataset == "dummy" ||
+                        starts_with(dataset, "random_") || ends_with(dataset, "_random");
+    if (!random) {
+        findings.problem("workload.data.dataset",
+                         fmt::format("{} is not what the rendered run reads: {} feeds random token prompts of input_len "
+                                     "tokens, so the bundle would record a dataset the run never saw; set dataset: random",
+                                     enquote(card.dataset), bench));
     }
 }
 

@@ -34,6 +34,11 @@ std::string torch_dtype_name(const std::string& precision);
 /// supported for `framework` when torch has no name for it.
 void set_torch_dtype(Plan& plan, PlanFindings& findings, const std::string& framework);
 
+/// vLLM's `bench latency` and SGLang's `bench_one_batch` run random token prompts: a card that
+/// names another dataset (wikitext, ShareGPT, custom) describes a run that did not happen, which
+/// is a problem at workload.data.dataset. `bench` names the benchmark in the message.
+void check_random_prompts(const WorkloadCard& card, PlanFindings& findings, const std::string& bench);
+
 /// The card's precision as the activation dtype a JAX/XLA run on TPU takes (any case): bf16 or
 /// none -> bfloat16, fp32 -> float32; empty for anything else (a problem for the caller).
 std::string xla_dtype_name(const std::string& precision);

@@ -214,6 +214,13 @@ void plan_window(Plan& plan) {
     }
     set_framework_value(plan, "profile_step_start", std::to_string(start), why);
     set_framework_value(plan, "profile_step_end", std::to_string(end), why);
+    // nsys, in a pass of its own when torch.profiler also traces (CUPTI takes one subscriber):
+    // --profile alone brackets iterations W+1..W+A with cudaProfilerStart/Stop, S = W, E = W + A.
+    const std::string nsys_why = fmt::format("nsys: cudaProfilerStart at the top of iteration {} and Stop after iteration {} "
+                                             "(training.py:2203, 1817)",
+                                             w + 1, w + a);
+    set_framework_value(plan, "nsys_step_start", std::to_string(w), nsys_why);
+    set_framework_value(plan, "nsys_step_end", std::to_string(w + a), nsys_why);
     set_framework_value(plan, "train_iters", std::to_string(train_iters),
                         train_iters == plan.steps
                             ? std::string("launch.steps")

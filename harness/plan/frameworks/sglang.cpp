@@ -51,6 +51,7 @@ void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
         findings.problem("workload.model.phase", "training is not supported for sglang (bench_one_batch runs inference)");
     }
     set_torch_dtype(plan, findings, "sglang");
+    check_random_prompts(card, findings, "sglang bench_one_batch");
 
     // bench_one_batch runs tp processes on one node (pp fixed at 1 in load_model); expert
     // parallelism lives inside the TP group: moe_ep_rank = tp_rank // (tp_size // ep_size).

@@ -11,6 +11,7 @@ void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
         findings.problem("workload.model.phase", "training is not supported for vllm (vllm bench latency runs inference)");
     }
     set_torch_dtype(plan, findings, "vllm");
+    check_random_prompts(card, findings, "vllm bench latency");
 
     // One offline engine: tp × pp GPU workers. Expert parallelism is a switch over the tp × dp
     // group (ep size = tp·dp with --enable-expert-parallel, else 1), not a degree of its own.

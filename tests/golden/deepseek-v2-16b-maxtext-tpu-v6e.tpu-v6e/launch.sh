@@ -159,7 +159,7 @@ for attempt in 1 2 3 4 5 6; do
     log "workers not reachable yet (attempt $attempt); retrying in 30s"
     pause 30
 done
-files=("$RUN_DIR/remote.sh" "$RUN_DIR/env.sh")
+files=("$RUN_DIR/remote.sh" "$RUN_DIR/env.sh" "$RUN_DIR/ccl_preflight.py")
 if [ -f "$RUN_DIR/Containerfile" ]; then
     files+=("$RUN_DIR/Containerfile")
 fi

@@ -92,6 +92,10 @@ train() {
     if [ -f src/MaxText/configs/base.yml ]; then
         config=src/MaxText/configs/base.yml
     fi
+    # Preflight, in seconds: every key=value above must be a key of the image's base.yml, which
+    # MaxText's pyconfig refuses otherwise, after the slice has been paid for and JAX started.
+    python3 "$here/ccl_preflight.py" --framework maxtext --dist MaxText --dist maxtext --config-keys "$config" \
+        -- "${args[@]}" || return 3
     echo "$host: python3 -m MaxText.train $config ${args[*]}"
     local status=0
     PYTHONPATH="src:${PYTHONPATH:-}" python3 -m MaxText.train "$config" "${args[@]}" || status=$?

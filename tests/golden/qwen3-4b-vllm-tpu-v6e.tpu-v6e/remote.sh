@@ -73,26 +73,32 @@ bench() {
         --batch-size 128
         --dtype bfloat16
         --num-iters-warmup 2
-        --num-iters 3
-        --output-json "$here/logs/latency-$host.json"
     )
 
-    # With --profile, bench latency warms up and then profiles one batch instead of timing it.
-    # vLLM's TPU worker (tpu-inference) serves the "torch" profiler with the JAX profiler, which
-    # writes an XPlane per host under the directory.
-    args+=(
-        --profile
-        --profiler-config.profiler torch
-        --profiler-config.torch_profiler_dir "$here/profile"
-    )
     # launch.args go last, so that they override the choices above.
     args+=(
 
     )
-    echo "$host: vllm bench latency ${args[*]}"
+    local timed_args=(--num-iters 3 --output-json "$here/logs/latency-$host.json")
+    local profile_args=(--profile --profiler-config.profiler torch --profiler-config.torch_profiler_dir "$here/profile")
+    # Preflight, in seconds: the vLLM in the image is asked for its options (`vllm bench latency
+    # --help`, and --help=all) and every one both passes use must be among them.
+    python3 "$here/ccl_preflight.py" --framework vllm-tpu --dist vllm --dist vllm-tpu --module vllm \
+        --help-command "vllm bench latency" -- "${args[@]}" "${timed_args[@]}" "${profile_args[@]}" || return 3
     local status=0
-    vllm bench latency "${args[@]}" || status=$?
+    # Pass 1, the trace: with --profile, bench latency warms up, profiles one batch and returns
+    # before it times anything or writes --output-json (vllm/benchmarks/latency.py), so the
+    # timed pass below is a run of its own. vLLM's TPU worker (tpu-inference) serves the "torch"
+    # profiler with the JAX profiler, which writes an XPlane per host under the directory.
+    echo "$host: vllm bench latency ${args[*]} --profile"
+    vllm bench latency "${args[@]}" "${profile_args[@]}" || status=$?
     collect_traces
+    if [ "$status" != 0 ]; then
+        return "$status"
+    fi
+    # The timed pass: --num-iters batches, their latencies in logs/latency-<host>.json.
+    echo "$host: vllm bench latency ${args[*]} --num-iters 3"
+    vllm bench latency "${args[@]}" "${timed_args[@]}" || status=$?
     return "$status"
 }
 
