@@ -2,11 +2,14 @@
 # slurm-multi: a multi-host Slurm 22.05 test cluster on one machine, with real accounting.
 # slurmctld, slurmdbd, MariaDB and munged run in the root namespaces; each node (2 by default,
 # CCL_SLURM_MULTI_NODES=2..4) is a slurmd in its own network namespace (veth into the bridge
-# cclmbr0, address 10.77.0.1N) and its own UTS namespace (hostname nodeN), shaped like a
-# Perlmutter GPU node (128 CPUs, Feature=gpu,a100,hbm80g, 4 GPUs on fake device files).
+# cclmbr0, address 10.77.0.1N), its own UTS namespace (hostname nodeN) and its own mount
+# namespace with node-local /tmp, /var/tmp and /dev/shm (everything else, the state directory
+# included, is shared, as Lustre is), shaped like a Perlmutter GPU node (128 CPUs,
+# Feature=gpu,a100,hbm80g, 4 GPUs on fake device files).
 #
 #   cluster.sh start    start everything; wait until every node is idle (idempotent)
-#   cluster.sh stop     cancel jobs, stop the daemons (waits for them), delete namespaces and links
+#   cluster.sh stop     cancel jobs, stop the daemons (waits for them), delete namespaces, links
+#                       and the nodes' local storage
 #   cluster.sh status   daemons, namespaces and sinfo; exit 0 when up, 3 when down
 #   cluster.sh env      print `export SLURM_CONF=...`; use as: eval "$(cluster.sh env)"
 #
@@ -63,6 +66,9 @@ DB_LOG=$LOG_DIR/mariadbd.log
 DB_PASS_FILE=$STATE_DIR/slurmdbd.pass
 DB_NAME=slurm_acct_db
 DB_USER=slurm
+# Node-local storage: node N's /tmp and /var/tmp are $NODES_DIR/nodeN/{tmp,var-tmp}, bind-mounted
+# in its mount namespace (its /dev/shm is a tmpfs of its own, gone with the namespace).
+NODES_DIR=$STATE_DIR/nodes
 
 export SLURM_CONF=$CONF
 # MariaDB Connector/C falls back to $MYSQL_UNIX_PORT when the caller passes no socket, and
@@ -287,6 +293,8 @@ prepare_state() {
         mkdir -p "$STATE_DIR/spool/slurmd-$node"
         chmod 0700 "$STATE_DIR/spool/slurmd-$node"
     done
+    mkdir -p "$NODES_DIR"
+    chmod 0755 "$NODES_DIR"
     make_devices
     write_configs
 }
@@ -459,21 +467,61 @@ start_slurmctld() {
         die "slurmctld failed to start; see $CTLD_LOG"
 }
 
+# The node-local directories of node N (1..4), made on the first start and kept until stop, as
+# a node's disk keeps its /tmp across a slurmd restart. Mode 1777, as /tmp is.
+prepare_node_dirs() {
+    local dir=$NODES_DIR/node$1 sub
+    for sub in tmp var-tmp; do
+        mkdir -p "$dir/$sub"
+        chmod 1777 "$dir/$sub"
+    done
+}
+
+# Run in node N's fresh mount namespace by /bin/sh (args: hosts file, node name, node directory,
+# state directory, then the command): /etc/hosts, then the node-local /tmp and /var/tmp (each
+# the node's own directory, rbind-mounted), a /dev/shm of its own, the hostname, exec. A state
+# directory under /tmp or /var/tmp (the default, /tmp/ccl-harness-slurm-multi) is bind-mounted
+# at its own path inside the node's directory first, so that the rbind carries it: slurmd, its
+# munge socket and the jobs keep reaching it at the same path, shared by every node.
+# shellcheck disable=SC2016 # expanded by the inner sh
+NODE_MOUNTS='set -e
+hosts=$1 node=$2 ndir=$3 state=$4
+shift 4
+mount --bind "$hosts" /etc/hosts
+for pair in /tmp:tmp /var/tmp:var-tmp; do
+    target=${pair%%:*} src=$ndir/${pair#*:}
+    case $state/ in
+    "$target"/*)
+        rel=${state#"$target"/}
+        mkdir -p "$src/$rel"
+        mount --bind "$state" "$src/$rel"
+        ;;
+    esac
+    mount --rbind "$src" "$target"
+done
+mount -t tmpfs -o nosuid,nodev,mode=1777 "shm-$node" /dev/shm
+hostname "$node"
+exec "$@"'
+
 # slurmd for node N (1..4) in its namespaces: the node's network namespace, its own UTS
-# namespace (hostname nodeN) and its own mount namespace, where the hosts file is bind-mounted
-# over /etc/hosts so that jobs resolve nodeN and cclm-ctl without touching the machine's /etc.
+# namespace (hostname nodeN) and its own mount namespace (NODE_MOUNTS above), where the hosts
+# file is bind-mounted over /etc/hosts so that jobs resolve nodeN and cclm-ctl without touching
+# the machine's /etc, and /tmp, /var/tmp and /dev/shm are the node's own. Jobs (slurmstepd and
+# its tasks) inherit the namespace, so a job's /tmp is its node's.
 # nsenter, not `ip netns exec`: the latter remounts /sys for the namespace (ip-netns(8)), which
 # hides /sys/fs/cgroup, and slurmd 22.05 refuses to start without it ("Unable to initialize
-# cgroup plugin"). --propagation slave: mounts made here never reach the root namespace.
+# cgroup plugin"). --propagation slave: mounts made here never reach the root namespace, and
+# they end with the last process of the namespace (stop kills them all), so nothing is unmounted.
 start_slurmd() {
-    local n=$1 node=node$1 ns=$NS_PREFIX$1
+    local n=$1 node=node$1 ns=$NS_PREFIX$1 state
     slurmd_pid "$node" >/dev/null && return 0
     setup_node_net "$n"
+    prepare_node_dirs "$n"
+    state=$(realpath -m "$STATE_DIR")
     rm -f "$RUN_DIR/slurmd-$node.pid"
     run_detached -w nsenter --net="/run/netns/$ns" -- \
-        unshare --uts --mount --propagation slave -- /bin/sh -c \
-        'mount --bind "$1" /etc/hosts && hostname "$2" && shift 2 && exec "$@"' sh \
-        "$HOSTS" "$node" slurmd -f "$CONF" -N "$node" \
+        unshare --uts --mount --propagation slave -- /bin/sh -c "$NODE_MOUNTS" sh \
+        "$HOSTS" "$node" "$NODES_DIR/$node" "$state" slurmd -f "$CONF" -N "$node" \
         </dev/null >>"$LOG_DIR/slurmd-$node.log" 2>&1 ||
         die "slurmd for $node failed to start; see $LOG_DIR/slurmd-$node.log"
 }
@@ -619,6 +667,19 @@ stop_pids() {
     wait_pids "${pids[@]}"
 }
 
+# The nodes' local storage goes with them, as a node's /tmp does when it is rebooted. Their
+# mounts lived only in the node namespaces, ended with their last process; one seen here (a
+# namespace entered by hand and left holding it) is detached first, so that rm never crosses it.
+remove_node_dirs() {
+    [[ -d $NODES_DIR ]] || return 0
+    local real mnt
+    real=$(realpath -m "$NODES_DIR")
+    while IFS= read -r mnt; do
+        umount -l "$mnt" 2>/dev/null || true
+    done < <(awk -v p="$real/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+    rm -rf --one-file-system "$NODES_DIR"
+}
+
 cmd_stop() {
     need_root
     local ctld dbd db munge_p node slurmds=() pid ns
@@ -634,6 +695,7 @@ cmd_stop() {
     leftovers=$(our_namespaces)
     if ip link show "$BRIDGE" >/dev/null 2>&1; then leftovers+=" $BRIDGE"; fi
     if [[ -z $ctld$dbd$db$munge_p${slurmds[*]}${leftovers// /} ]]; then
+        remove_node_dirs
         log "already stopped"
         return 0
     fi
@@ -656,6 +718,7 @@ cmd_stop() {
     stop_pids "$munge_p"
     ip link del "$BRIDGE" 2>/dev/null || true
     rm -f "$CTLD_PID" "$DBD_PID" "$RUN_DIR"/slurmd-node*.pid
+    remove_node_dirs
     log "stopped"
 }
 

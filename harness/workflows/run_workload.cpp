@@ -4,6 +4,8 @@
 #include "bundle/bundle_pack.hpp"
 #include "card/card.hpp"
 #include "card/cluster.hpp"
+#include "image/base_image.hpp"
+#include "image/image_context.hpp"
 #include "plan/plan.hpp"
 #include "plan/resolve.hpp"
 #include "plan/trace_expectation.hpp"
@@ -14,15 +16,18 @@
 #include "run/record_provenance.hpp"
 #include "run/run_directory.hpp"
 #include "trace/trace_collect.hpp"
+#include "workflows/image_preflight.hpp"
 #include "workflows/run_image.hpp"
 #include "workflows/tpu_dry_run.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/quote.hpp"
+#include "util/scratch_dir.hpp"
 #include "util/strings.hpp"
 #include "util/terminal.hpp"
 
 #include <fmt/format.h>
+#include <optional>
 #include <sstream>
 
 namespace harness {
@@ -87,6 +92,41 @@ int exit_code_for(RunState state) {
     }
 }
 
+/// The job's preflight, run now in the card's image when this machine has it built.
+std::string dry_run_preflight(const RenderedRun& run, const RunOptions& options) {
+    const Plan& plan = run.plan;
+    if (!builds_run_image(plan)) {
+        return "";
+    }
+    SystemProcessRunner runner;
+    ImageContext context(runner);
+    context.use_runtime(plan.container_runtime);
+    bool built = false;
+    try {
+        built = image_exists(plan.container_build, context);
+    } catch (const HarnessError& error) {
+        return fmt::format("not checked here: {} cannot say whether {} is built ({})", plan.container_runtime, plan.container_build,
+                           error.what());
+    }
+    if (!built) {
+        return fmt::format("not checked here: the image {} is not built on this machine (`ccl-harness build` builds it, and "
+                           "`run` checks before it submits); the job checks it anyway",
+                           plan.container_build);
+    }
+    std::optional<ScratchDir> scratch;
+    fs::path rendered = options.dry_run_out;
+    if (rendered.empty()) {
+        scratch.emplace(fs::path(), "preflight");
+        rendered = scratch->path() / "rendered";
+        write_rendered(run, rendered);
+    }
+    const ImagePreflight preflight = preflight_in_image(plan, rendered, runner);
+    const char* verdict = preflight.result == ImagePreflight::Result::passed    ? "passed"
+                          : preflight.result == ImagePreflight::Result::refused ? "REFUSED (the job would stop here)"
+                                                                                : "not checked";
+    return fmt::format("{} in {}:\n{}", verdict, plan.container_build, preflight.text);
+}
+
 /// What a dry run shows instead of running: where things would go, what would be submitted and,
 /// for a TPU, every gcloud command and what bills.
 DryRunPreview dry_run_preview(const RenderedRun& run, const ClusterProfile& cluster, const RunOptions& options) {
@@ -102,6 +142,7 @@ DryRunPreview dry_run_preview(const RenderedRun& run, const ClusterProfile& clus
     preview.ranks_per_node = plan.ranks_per_node;
     preview.steps = plan.steps;
     preview.trace_kinds = plan.trace_kinds;
+    preview.preflight = dry_run_preflight(run, options);
     if (is_tpu(cluster.scheduler)) {
         TpuDryRun tpu = preview_tpu_run(run, options.home, options.teardown, preview.rendered);
         preview.commands = std::move(tpu.commands);
@@ -230,6 +271,18 @@ std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const Cl
             if (!refused.empty()) {
                 record.transition(RunState::failed, staged->dir.path,
                                   fmt::format("image {}: {}", staged->run.plan.container_build, refused));
+            } else {
+                // The job's own preflight, here and now: a flag the image's framework lacks is
+                // refused before the job queues rather than after.
+                const ImagePreflight preflight = preflight_in_image(staged->run.plan, staged->dir.rendered(), runner);
+                for (const std::string& line : split(preflight.text, '\n')) {
+                    out << "  " << (starts_with(line, "preflight: ") ? line : "preflight: " + line) << "\n";
+                }
+                if (preflight.result == ImagePreflight::Result::refused) {
+                    record.transition(RunState::failed, staged->dir.path,
+                                      fmt::format("the image's framework refuses the rendered launch (preflight in {}): {}",
+                                                  staged->run.plan.container_build, preflight.text));
+                }
             }
         } catch (const HarnessError& error) {
             // Nothing ran: the run ends here, recorded, with the runtime's words.
@@ -372,7 +425,8 @@ Json run_outcome_to_json(const RunOutcome& outcome) {
                          {"trace_kinds", json_string_array(preview.trace_kinds)},
                          {"commands", json_string_array(preview.commands)},
                          {"billing", preview.billing.empty() ? Json() : Json(preview.billing)},
-                         {"commands_problem", preview.commands_problem.empty() ? Json() : Json(preview.commands_problem)}});
+                         {"commands_problem", preview.commands_problem.empty() ? Json() : Json(preview.commands_problem)},
+                         {"preflight", preview.preflight.empty() ? Json() : Json(preview.preflight)}});
     } else {
         json["preview"] = Json();
     }
@@ -403,6 +457,9 @@ std::string format_run_outcome(const RunOutcome& outcome) {
         }
         if (!preview.billing.empty()) {
             text += preview.billing + "\n";
+        }
+        if (!preview.preflight.empty()) {
+            text += "preflight: " + preview.preflight + "\n";
         }
         return text;
     }

@@ -73,6 +73,9 @@ struct DryRunPreview {
     std::vector<std::string> commands;
     std::string billing;
     std::string commands_problem;
+    /// The job's preflight run in the built image ("passed in IMAGE:\n..."), why it was not, or
+    /// "" for a run without one.
+    std::string preflight;
 };
 
 /// A run rendered into its run directory and recorded as `rendered`, not executed yet: what an

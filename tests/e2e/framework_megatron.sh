@@ -74,16 +74,21 @@ grep -q "iteration       11/      11 |" "$run"/logs/node_0.log && pass || fail "
 grep -q -- "--micro-batch-size 1$" "$run/rendered/launch.sbatch" && pass || fail "rendered micro-batch"
 expect_status 0 "the Megatron bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
 
-# 2. An option Megatron does not have, in launch.args: the double refuses it as argparse does and
-#    the run fails with that message.
+# 2. An option Megatron does not have, in launch.args: the job's preflight asks pretrain_gpt.py
+#    for its --help (the double's argparse prints it) and stops before torchrun starts, naming it.
 cp "$card" "$SCRATCH/unknown-flag.yaml"
 sed -i 's/^    - --sequence-parallel$/&\n    - --no-such-flag=1/' "$SCRATCH/unknown-flag.yaml"
 grep -q -- "--no-such-flag" "$SCRATCH/unknown-flag.yaml" && pass || fail "the card copy lacks the flag"
 expect_status 1 "an unknown Megatron option fails the run" -- run_card "$SCRATCH/unknown-flag.yaml"
 run=$(latest_run)
 [ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "state $(run_json "$run" 'r["state"]')"
-grep -q "pretrain_gpt.py: error: unrecognized arguments: --no-such-flag=1" "$run"/logs/node_0.log && pass ||
-    fail "no argparse refusal in $(tail -20 "$run"/logs/node_0.log)"
+grep -q -- "--no-such-flag is not an option" "$run"/logs/preflight.log && pass ||
+    fail "no preflight refusal in $(tail -20 "$run"/logs/preflight.log)"
+[ -e "$run"/logs/node_0.log ] && fail "torchrun started after a failed preflight" || pass
+# Megatron's parser takes no abbreviation (allow_abbrev=False): neither does its preflight.
+expect_status 3 "the preflight refuses an abbreviation Megatron refuses" -- /usr/bin/python3 templates/common/ccl_preflight.py \
+    --framework megatron-lm --exact --help-command "/usr/bin/python3 tests/doubles/megatron-lm/pretrain_gpt.py" -- --micro-batch 1
+expect_output "names the full option" "--micro-batch is not an option; --micro-batch-size is"
 
 # 3. Degrees Megatron refuses: validate --strict names the field before anything runs...
 expect_status 2 "ep 4 with tp 2 on 4 ranks is refused" -- "$CCL_HARNESS" validate --strict "$card" --cluster "$fixture" "${scaled[@]}" \

@@ -102,13 +102,52 @@ EOF
 expect_status 1 "vLLM refuses an unknown option" -- in_image vllm-openai "$CCL_HARNESS" run \
     workloads/qwen3-4b-vllm-perlmutter/qwen3-4b-vllm-perlmutter.yaml "${common[@]}" \
     --set "launch.source.repo=$vllm_src" --set 'launch.args=[--no-such-option]'
-grep -rq "unrecognized arguments: --no-such-option" "$(latest_run)" && pass || fail "vLLM's refusal is not in the run's logs"
+# Refused by the job's preflight (ccl_preflight.py asks the engine for its --help), in seconds,
+# before the engine starts: its log names the option, the run's reason quotes it.
+refused_by_preflight() { # refused_by_preflight WHAT
+    local run
+    run=$(latest_run)
+    grep -q -- "--no-such-option is not an option" "$run/logs/preflight.log" && pass || fail "$1: the preflight did not name the option"
+    ls "$run"/logs/engine*.log >/dev/null 2>&1 && fail "$1: the engine started after a failed preflight" || pass
+    grep -q -- "--no-such-option is not an option" "$run/run.json" && pass || fail "$1: the run's reason lacks the preflight's words"
+}
+refused_by_preflight vLLM
 expect_status 1 "SGLang refuses an unknown option" -- in_image sglang "$CCL_HARNESS" run "$card" "${common[@]}" \
     "${sglang[@]}" --set 'launch.args=[--no-such-option]'
-grep -rq "unrecognized arguments: --no-such-option" "$(latest_run)" && pass || fail "SGLang's refusal is not in the run's logs"
+refused_by_preflight SGLang
 # ...and strict planning refuses what the engines cannot run, naming the field.
 expect_status 2 "SGLang DeepSeek-MoE v1 with ep 4" -- "$CCL_HARNESS" validate --strict "$card" --cluster "$cluster" \
     --set Model-executor.model_plan_parallelization.ep=4
 expect_output "the ep field is named" "model_plan_parallelization.ep"
 
+# 4. In its image, the Perlmutter way (the podman-hpc double): the harness builds and migrates the
+#    image on the submitting host, then runs the job's own preflight in it before sbatch, so an
+#    option the image's engine lacks never queues. torch.profiler only: the real image gets nsys
+#    from the rendered Containerfile, which the double does not run.
+(
+    export PATH="$doubles/podman-hpc:$PATH" CCL_PODMAN_HPC_STATE="$SCRATCH/podman-hpc"
+    image_of=(--cluster "$cluster" "${sglang[@]}" --set launch.container.runtime=podman-hpc --set 'metric_source.traces=[json]')
+    in_podman=("${image_of[@]}" --results "$results/podman" --git-cache "$SCRATCH/git-cache")
+    expect_status 0 "SGLang dry run before its image is built" -- "$CCL_HARNESS" run "$card" "${in_podman[@]}" --dry-run
+    expect_output "says the preflight waits for the image" "preflight: not checked here: the image localhost/ccl-sglang:"
+    expect_status 0 "ccl-harness build the SGLang image" -- "$CCL_HARNESS" build "$card" "${image_of[@]}"
+    expect_status 0 "SGLang dry run with its image built" -- "$CCL_HARNESS" run "$card" "${in_podman[@]}" --dry-run
+    expect_output "runs the preflight in the image" "preflight: passed in localhost/ccl-sglang:"
+    expect_output "with the engine's options counted" "options and keys found in python3 -m sglang.bench_one_batch --help"
+    expect_status 1 "an option the image's engine lacks is refused before sbatch" -- "$CCL_HARNESS" run "$card" \
+        "${in_podman[@]}" --set 'launch.args=[--trust-remote-code, --no-such-option]'
+    expect_output "naming it" "--no-such-option is not an option"
+    run=$(ls -dt "$results"/podman/*/ | head -n 1)
+    expect_json "$run/run.json" 'j["state"]' failed
+    expect_json "$run/run.json" 'j["job_ids"]' "[]" "nothing was submitted"
+    expect_json "$run/run.json" '"preflight in localhost/ccl-sglang:" in j["reason"]' True
+    expect_status 0 "the SGLang card in its image" -- "$CCL_HARNESS" run "$card" "${in_podman[@]}"
+    run=$(ls -dt "$results"/podman/*/ | head -n 1)
+    expect_json "$run/run.json" 'j["state"]' completed
+    grep -q "preflight: sglang" "$run/rendered/logs/preflight.log" "$run/logs/preflight.log" 2>/dev/null && pass ||
+        fail "the job's own preflight left no log: $(ls "$run/logs")"
+    expect_status 0 "its bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
+    echo "$checks $failures" >"$SCRATCH/podman.counts"
+)
+read -r checks failures <"$SCRATCH/podman.counts"
 finish

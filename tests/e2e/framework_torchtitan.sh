@@ -81,17 +81,21 @@ expect_output "explain says why" "CUPTI allows one subscriber"
 run=$(ls -dt "$results"/qwen3-4b-torchtitan-perlmutter-*/ | head -n 1)
 ls "$run/traces" | grep -q nsys && fail "qwen: an nsys report without nsys in the card" || pass
 
-# Bad: an option TorchTitan does not have, through launch.args: tyro refuses it (exit 2), the
-# job fails, and the run record says so.
+# Bad: an option TorchTitan does not have, through launch.args: the job's preflight refuses it
+# (exit 3) before torchrun, the job fails, and the run record says so.
 card=workloads/qwen3-4b-torchtitan-perlmutter/qwen3-4b-torchtitan-perlmutter.yaml
 expect_status 1 "an unknown TorchTitan option fails the run" -- "$CCL_HARNESS" run "$card" --cluster "$profile" "${scale[@]}" \
     --set 'launch.args=["--training.no_such_option=1"]' --results "$results"
 run=$(latest_run)
 [ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "unknown option: state $(run_json "$run" 'r["state"]')"
 reason=$(run_json "$run" 'r["reason"]')
-grep -q "FAILED with exit code 1" <<<"$reason" && pass || fail "unknown option: the run record gives no reason: $(cat "$run/run.json")"
+grep -q "FAILED with exit code 3" <<<"$reason" && pass || fail "unknown option: the run record gives no reason: $(cat "$run/run.json")"
+grep -q -- "--training.no_such_option is not an option" <<<"$reason" && pass || fail "unknown option: the reason lacks the preflight's words"
 [ "$(run_json "$run" 'r["traces"]')" = "[]" ] && pass || fail "unknown option: a failed run kept traces"
-grep -rq "Unrecognized options: --training.no_such_option=1" "$run/logs" && pass || fail "unknown option: the logs lack tyro's refusal: $(ls -R "$run/logs")"
+# The job's preflight (tyro's --help in the image) refused it before any download or rendezvous.
+grep -q -- "--training.no_such_option is not an option" "$run/logs/preflight.log" && pass ||
+    fail "unknown option: the logs lack the preflight's refusal: $(ls -R "$run/logs")"
+ls "$run"/logs/node_*.log >/dev/null 2>&1 && fail "unknown option: torchrun started after a failed preflight" || pass
 
 # The same card in its image, the Perlmutter way: podman-hpc builds and migrates the rendered
 # Containerfile (its double maps nvcr.io/nvidia/pytorch to $image) and runs each step in it.

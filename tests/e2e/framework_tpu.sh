@@ -95,8 +95,10 @@ expect_status 1 "an unknown MaxText key fails the run" -- "$CCL_HARNESS" run "$c
     --set 'launch.args=["model_name=deepseek2-16b", "no_such_key=1"]' "${where[@]}" --results "$results" --teardown
 run=$(latest_run)
 [ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "unknown key: state $(run_json "$run" 'r["state"]')"
-grep -rq "Key no_such_key was passed at the command line but isn't in config." "$run/logs" &&
-    pass || fail "unknown key: the logs lack pyconfig's refusal: $(ls -R "$run/logs")"
+# The job's preflight finds it in the image's base.yml before MaxText (and JAX) start.
+grep -rq "no_such_key is not a key of MaxText/configs/base.yml" "$run/logs" &&
+    pass || fail "unknown key: the logs lack the preflight's refusal: $(ls -R "$run/logs")"
+grep -rq "Key no_such_key was passed at the command line" "$run/logs" && fail "unknown key: MaxText started" || pass
 # A model MaxText does not have is refused before anything runs (plan, harness/plan/frameworks/maxtext.cpp).
 expect_status 2 "an unknown MaxText model is refused" -- "$CCL_HARNESS" run "$card" --set "launch.source.repo=$maxtext" \
     --set 'launch.args=["model_name=deepseek2-17b"]' "${where[@]}" --results "$results" --teardown
@@ -108,7 +110,8 @@ expect_status 1 "an unknown vLLM option fails the run" -- "$CCL_HARNESS" run "$c
     --set 'launch.args=["--no-such-option"]' "${where[@]}" --results "$results" --teardown
 run=$(latest_run)
 [ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "unknown vLLM option: state $(run_json "$run" 'r["state"]')"
-grep -rq "unrecognized arguments: --no-such-option" "$run/logs" && pass || fail "unknown vLLM option: no refusal in the logs"
+grep -rq -- "--no-such-option is not an option" "$run/logs" && pass || fail "unknown vLLM option: no preflight refusal in the logs"
+grep -rq "unrecognized arguments: --no-such-option" "$run/logs" && fail "unknown vLLM option: vLLM started" || pass
 
 # Bad: a slice size xpk and the Cloud TPU API do not have.
 card=workloads/llama-3.1-8b-maxtext-tpu-v6e-16/llama-3.1-8b-maxtext-tpu-v6e-16.yaml

@@ -30,6 +30,10 @@ import sys
 
 import yaml
 
+# The one reader of the launch scripts' bash arrays is the preflight's, which the harness ships.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "templates", "common"))
+from ccl_preflight import logical_lines, simulate  # noqa: E402
+
 PERLMUTTER = ["hf_cache_on_every_node", "nccl_plugin_is_image_cuda", "one_profiler_per_process", "preflight_before_start",
               "image_built_before_job", "traces_where_collected"]
 TPU = ["one_profiler_per_process", "preflight_before_start", "traces_where_collected"]
@@ -47,109 +51,6 @@ TABLE = {
 # What starts the framework in each template: the lines the process rules look at.
 FRAMEWORK_START = re.compile(r"vllm bench latency|\btorchrun\b|sglang\.bench_one_batch|torchtitan\.train|MaxText\.train|"
                              r"\"\$\{launch\[@\]\}\"|\"\$\{launcher\[@\]\}\"")
-ARRAY_USE = re.compile(r'"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"')
-ARRAY_SET = re.compile(r"^\s*(?:local\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\(", re.MULTILINE)
-
-
-def logical_lines(text):
-    """The script's commands: comments dropped, backslash continuations joined."""
-    lines, current = [], ""
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        if line.lstrip().startswith("#") and not current:
-            continue
-        if line.endswith("\\"):
-            current += line[:-1] + " "
-            continue
-        lines.append(current + line)
-        current = ""
-    if current:
-        lines.append(current)
-    return lines
-
-
-def events(text):
-    """The script in order, as ("set", NAME, WORDS, APPEND), ("call", NAME) and ("run", LINE),
-    with functions' bodies kept as ("def", NAME, EVENTS). Enough of bash to know what each
-    array holds at each command: NAME=( ... ), NAME+=( ... ), add_args, functions that set arrays."""
-    lines = text.splitlines()
-    out, at = [], 0
-    while at < len(lines):
-        line = lines[at]
-        func = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\(\)\s*\{\s*(#.*)?$", line)
-        if func:
-            end = at + 1
-            while end < len(lines) and lines[end] != "}":
-                end += 1
-            out.append(("def", func.group(1), events("\n".join(lines[at + 1:end]))))
-            at = end + 1
-            continue
-        assign = ARRAY_SET.match(line)
-        if assign:
-            body, depth, end = line[assign.end():], 1, at
-            chunk = body
-            while True:
-                for ch in chunk:
-                    depth += {"(": 1, ")": -1}.get(ch, 0)
-                if depth <= 0 or end + 1 >= len(lines):
-                    break
-                end += 1
-                chunk = lines[end]
-                body += "\n" + chunk
-            words = " ".join(l.split("#")[0] if l.strip().startswith("#") else l for l in body.splitlines())
-            words = words[:words.rfind(")")] if ")" in words else words
-            out.append(("set", assign.group(1), words, assign.group(2) == "+"))
-            at = end + 1
-            continue
-        out.append(("line", line))
-        at += 1
-    merged, current = [], ""
-    for event in out:
-        if event[0] != "line":
-            merged.append(event)
-            continue
-        line = event[1].rstrip()
-        if line.lstrip().startswith("#") and not current:
-            continue
-        if line.endswith("\\"):
-            current += line[:-1] + " "
-            continue
-        merged.append(("run", current + line))
-        current = ""
-    return merged
-
-
-def simulate(text):
-    """Each command line with every "${NAME[@]}" replaced by what NAME holds when it runs."""
-    state, funcs, commands = {}, {}, []
-
-    def apply(evs):
-        for event in evs:
-            if event[0] == "def":
-                funcs[event[1]] = event[2]
-            elif event[0] == "set":
-                state[event[1]] = (state.get(event[1], "") + " " if event[3] else "") + event[2]
-            else:
-                line = event[1]
-                word = line.split()[0] if line.split() else ""
-                if word == "add_args":
-                    state["args"] = state.get("args", "") + " " + line.split(None, 1)[1]
-                elif word in funcs:
-                    apply(funcs[word])
-                else:
-                    commands.append(expand(line, state))
-
-    apply(events(text))
-    return commands
-
-
-def expand(line, table, depth=0):
-    """The line with every "${NAME[@]}" replaced by what NAME holds."""
-    if depth > 4:
-        return line
-    return ARRAY_USE.sub(lambda m: " " + expand(table.get(m.group(1), ""), table, depth + 1) + " ", line)
-
-
 def scripts(rendered):
     names = ["launch.sbatch", "launch.sh", "remote.sh"]
     return {n: open(os.path.join(rendered, n), encoding="utf-8").read() for n in names
@@ -182,7 +83,7 @@ def rule_hf_cache_on_every_node(rendered, plan, card):
     text = scripts(rendered).get("launch.sbatch", "")
     lines = logical_lines(text)
     mkdir = [i for i, l in enumerate(lines) if re.search(r'mkdir -p "\$HF_HOME"', l)
-             and (l.strip().startswith("srun") or plan["geometry"]["nodes"] == 1)]
+             and (re.search(r'(^|\|\|\s*)srun\s[^;|]*mkdir -p', l.strip()) or plan["geometry"]["nodes"] == 1)]
     mounts = "--volume \"$HF_HOME:$HF_HOME\"" in text
     first_container = next((i for i, l in enumerate(lines) if '"${container[@]}"' in l and l.strip().startswith(("srun", '"${'))),
                            None)

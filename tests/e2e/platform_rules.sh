@@ -29,7 +29,7 @@ broken() {
     expect_status 1 "$what fails $rule" -- "${rules[@]}" check "$card" "$dir"
     expect_output "$what names $rule" "$card: $rule: "
 }
-copy() { rm -rf "$SCRATCH/$2" && cp -r "$SCRATCH/ref/$1" "$SCRATCH/$2"; }
+copy() { rm -rf "${SCRATCH:?}/$2" && cp -r "$SCRATCH/ref/$1" "$SCRATCH/$2"; }
 
 # 2. The old renders, each failing its rule.
 megatron=deepseek-v3-16b-megatron-perlmutter

@@ -25,9 +25,8 @@ struct StrayDescriptor {
 
 /// A shell that names which of the stray descriptors it can still see, then "end".
 Command descriptor_probe() {
-    return Command{{"/bin/sh", "-c", "for n in 5 9 12 37; do [ -e /proc/$$/fd/$n ] && echo open $n; done; echo end"},
-                   current_environment(),
-                   {}};
+    return Command{
+        {"/bin/sh", "-c", "for n in 5 9 12 37; do [ -e /proc/$$/fd/$n ] && echo open $n; done; echo end"}, current_environment(), {}};
 }
 
 } // namespace

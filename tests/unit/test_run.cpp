@@ -51,13 +51,18 @@ TEST_CASE("a run outcome as JSON has every key, null where nothing applies", "[r
         outcome.card = "tiny-ddp";
         outcome.target = "local";
         outcome.dry_run = DryRunPreview{
-            "2 local ranks: bash launch.sh", "/r/<run-id>/rendered", "/r", 1, 2, 12, {"kineto"}, {}, {}, {}};
+            "2 local ranks: bash launch.sh", "/r/<run-id>/rendered", "/r", 1, 2, 12, {"kineto"}, {}, {}, {}, {}};
         const Json json = run_outcome_to_json(outcome);
         CHECK(json.find("run_dir")->is_null());
         CHECK(json.find("state")->is_null());
         CHECK(json.find("dry_run")->as_bool());
         CHECK(json.find("preview")->find("ranks_per_node")->as_int() == 2);
         CHECK_THAT(format_run_outcome(outcome), Catch::Contains("would submit: 2 local ranks"));
+        CHECK(json.find("preview")->find("preflight")->is_null());
+        CHECK_THAT(format_run_outcome(outcome), !Catch::Contains("preflight"));
+        outcome.dry_run->preflight = "passed in localhost/ccl-sglang:0123:\npreflight: sglang 0.5.17: 14 options";
+        CHECK(run_outcome_to_json(outcome).find("preview")->find("preflight")->as_string() == outcome.dry_run->preflight);
+        CHECK_THAT(format_run_outcome(outcome), Catch::Contains("preflight: passed in localhost/ccl-sglang:0123:"));
     }
 }
 

@@ -1,7 +1,8 @@
 """Test double of Megatron-LM core_v0.15.3's pretrain_gpt.py (docs/contracts/megatron-lm-core_v0.15.3.yaml).
 
 Started by torchrun like the real one. It parses its command line as the real argparse does
-(unknown options exit 2), applies the parallel-degree checks of validate_args and
+(allow_abbrev=False, arguments.py:93-94: an unknown option or a prefix of one exits 2; --help
+lists every option and exits 0), applies the parallel-degree checks of validate_args and
 initialize_model_parallel (failing with their messages), logs each iteration like
 training_log, and with --profile --use-pytorch-profiler writes each profiled rank's Kineto trace
 as torch.profiler.tensorboard_trace_handler would: <host>_<pid>.<time_ns>.pt.trace.json in

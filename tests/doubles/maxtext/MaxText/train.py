@@ -36,7 +36,7 @@ def parse(argv):
         if not eq:
             fail("ValueError: %r is not a KEY=VALUE override" % item)
         if key not in known:
-            # MaxText/pyconfig.py:406-410
+            # MaxText/pyconfig.py:408-410 at 9f1820b4: every command-line key must be in base.yml
             fail("ValueError: Key %s was passed at the command line but isn't in config." % key)
         config[key] = value  # OmegaConf.from_cli: the last of a repeated key wins
     return config

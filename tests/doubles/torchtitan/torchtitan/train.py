@@ -4,8 +4,10 @@ Started by torchrun like the real one (RANK, WORLD_SIZE, LOCAL_RANK). It reads t
 ConfigManager does: the TOML named by --job.config_file, whose unknown keys raise ValueError
 "Invalid field names" (manager.py:165-171), then `--section.key[=]value` options as tyro does
 (hyphens or underscores, booleans as --flag / --no-flag; unknown options: "Unrecognized
-options", exit 2). It applies the start-up checks the run would hit (registry name and flavor,
-dataset, parallel degrees against WORLD_SIZE, the expert mesh, global batch, profiler schedule),
+options", exit 2; no prefix of an option is taken, as tyro looks flags up whole:
+_tyro_backend.py:116-117,141-149 at tyro v1.0.15; -h/--help prints its help and exits 0). It
+applies the start-up checks the run would hit (registry name and flavor, dataset, parallel
+degrees against WORLD_SIZE, the expert mesh, global batch, profiler schedule),
 logs each step like MetricsProcessor, and with profiling.enable_profiling writes each rank's
 Kineto trace exactly where and for exactly the steps torch.profiler's schedule records:
 <dump_folder>/<save_traces_folder>/iteration_<step_num>/rank<r>_trace.json.
@@ -124,11 +126,55 @@ def cli_names(contract):
     return names
 
 
-def parse_cli(argv, names):
-    """tyro over the TOML values: --a.b v, --a.b=v, --a.flag, --a.no-flag; unknown -> exit 2."""
+def print_help(contract):
+    """tyro's help for the contract's options, then exit 0.
+
+    tyro (v1.0.15 d0f2e3fb, the newest tag; TorchTitan's pyproject.toml:25 does not pin it) stops
+    at -h/--help wherever it stands, prints and exits 0 (src/tyro/_backends/_tyro_backend.py:497-521,
+    the default "tyro" backend, _settings.py:82). Each field is one line in its section's box
+    ("<section> options", _tyro_help_formatting.py:120), named as tyro spells it: '-' for '_' in
+    every dotted part (_strings.py:34-59, use_underscores off: manager.py:56-58 passes none), a
+    bool as "--x, --no-x" where the contract lists the negation (_arguments.py:270-294), a value
+    with its metavar (STR, INT, FLOAT, {choices}).
+    """
+    def spelled(name):
+        return "--" + ".".join(part.replace("_", "-") for part in name[2:].split("."))
+
+    negated = {o["negates"]: o["name"] for o in contract["options"] if o.get("negates")}
+    sections = {}
+    for option in contract["options"]:
+        if option.get("negates"):
+            continue
+        name = option["name"]
+        if option.get("type") == "bool":
+            line = spelled(name) + (", " + spelled(negated[name]) if name in negated else "")
+        elif option.get("choices"):
+            line = "%s {%s}" % (spelled(name), ",".join(str(c) for c in option["choices"]))
+        else:
+            line = "%s %s" % (spelled(name), option.get("type", "str").upper())
+        sections.setdefault(name[2:].split(".")[0].replace("_", "-") + " options", []).append(line)
+
+    def box(title, lines):
+        width = max([len(title) + 4] + [len(line) + 2 for line in lines])
+        top = "╭─ %s %s╮" % (title, "─" * (width - len(title) - 3))
+        return [top] + ["│ %s │" % line.ljust(width - 2) for line in lines] + ["╰%s╯" % ("─" * width)]
+
+    out = ["usage: train.py [-h] [OPTIONS]", ""]
+    out += box("options", ["-h, --help              show this help message and exit"])
+    for title, lines in sections.items():
+        out += box(title, lines)
+    print("\n".join(out))
+    sys.exit(0)
+
+
+def parse_cli(argv, names, contract):
+    """tyro over the TOML values: --a.b v, --a.b=v, --a.flag, --a.no-flag; unknown -> exit 2;
+    -h/--help prints the help and exits 0 even after unknown options (tyro's order, above)."""
     values, unknown, i = {}, [], 0
     while i < len(argv):
         arg = argv[i]
+        if arg in ("-h", "--help"):
+            print_help(contract)
         name, inline = (arg.split("=", 1) + [None])[:2]
         if not arg.startswith("--") or canonical(name) not in names:
             unknown.append(arg)
@@ -179,7 +225,7 @@ def main():
     argv = sys.argv[1:]
     config = dict(DEFAULTS)
     config.update(load_toml(argv, keys))
-    config.update(parse_cli(argv, cli_names(contract)))
+    config.update(parse_cli(argv, cli_names(contract), contract))
     rank, world, local_rank = dc.dist_rank()
     log(f"torchtitan version: 0.2.2 (rank {rank} of {world}, local rank {local_rank})")
 

@@ -1,7 +1,9 @@
 """Stand-in for `python -m sglang.bench_one_batch` at the reference card's SGLang
 (docs/contracts/sglang-29481685462732237d80d86076d6563e1f658102.yaml).
 
-Refuses any option the contract does not list (argparse, exit 2). Starts one process per TP rank
+Parses with Python's argparse as the real `__main__` does (a plain ArgumentParser): a unique
+prefix of an option is taken, an ambiguous one and any option the contract does not list are
+refused (exit 2), --help lists every option and exits 0. Starts one process per TP rank
 as the real main() does; only TP rank 0 profiles, as latency_test does. The trace is
 $SGLANG_TORCH_PROFILER_DIR/<prefix>_batch<b>_input<i>_output<o>_<stage>.trace.json.gz: plain
 torch.profiler (no ProfilerStep#N), each traced forward pass a python_function
