@@ -73,6 +73,7 @@ grep -q "iteration       11/      11 |" "$run"/logs/node_0.log && pass || fail "
     pass || fail "plan.json micro-batch"
 grep -q -- "--micro-batch-size 1$" "$run/rendered/launch.sbatch" && pass || fail "rendered micro-batch"
 expect_status 0 "the Megatron bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
+expect_metrics "${run%/}.tar.zst" # every metric, none n/a
 
 # 2. An option Megatron does not have, in launch.args: the job's preflight asks pretrain_gpt.py
 #    for its --help (the double's argparse prints it) and stops before torchrun starts, naming it.
@@ -116,5 +117,6 @@ expect_status 0 "the Megatron card under podman-hpc" -- run_card "$card" --set l
 run=$(latest_run)
 [ "$(ls "$run/traces" | grep -c '^kineto_trace_[0-3].json$')" -eq 4 ] && pass || fail "podman-hpc traces: $(ls "$run/traces")"
 expect_status 0 "the podman-hpc bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
+expect_metrics "${run%/}.tar.zst"
 
 finish

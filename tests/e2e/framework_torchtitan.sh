@@ -64,6 +64,7 @@ for name in llama-3.1-8b-torchtitan-perlmutter qwen3-4b-torchtitan-perlmutter; d
     grep -q "model.name\|--model.flavor" "$card" && fail "$name: the card still names TorchTitan's registry in launch.args" || pass
     grep -rqx --include=train.toml 'name = "\(llama3\|qwen3\)"' "$run" && pass || fail "$name: train.toml lacks the registry name"
     expect_status 0 "$name: the bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
+    expect_metrics "${run%/}.tar.zst" # every metric, none n/a
 done
 
 # The llama card asks for torch.profiler and nsys: two passes, nsys never over torch.profiler.

@@ -58,6 +58,31 @@ expect_json() {
     fi
 }
 
+# expect_metrics BUNDLE [METRIC=WHY]...: `ccl-harness metrics --json BUNDLE` gives every metric a
+# value, except each METRIC named, which must be n/a with WHY in its reason (what the trace
+# cannot support, said by the metric itself).
+expect_metrics() {
+    local bundle=$1 got
+    shift
+    if got=$("$CCL_HARNESS" metrics --json "$bundle" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+metrics = json.load(sys.stdin)["metrics"]
+allowed = dict(a.split("=", 1) for a in sys.argv[1:])
+problems = []
+for name, metric in sorted(metrics.items()):
+    why = str(metric.get("why", ""))
+    if metric.get("value") is None and name not in allowed:
+        problems.append("%s is n/a: %s" % (name, why))
+    elif name in allowed and (metric.get("value") is not None or allowed[name] not in why):
+        problems.append("%s: wanted n/a for [%s], got %s (%s)" % (name, allowed[name], metric.get("value"), why))
+print("; ".join(problems))
+' "$@" 2>&1); then
+        [ -z "$got" ] && pass || fail "metrics of $(basename "$bundle"): $got"
+    else
+        fail "metrics of $(basename "$bundle"): $got"
+    fi
+}
+
 # For the run suites, which keep their run directories under $results.
 run_json() { # run_json RUN_DIR EXPR: evaluates a Python expression over run.json (as r)
     /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]+"/run.json")); print(eval(sys.argv[2]))' "$1" "$2"

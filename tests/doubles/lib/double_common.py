@@ -315,6 +315,16 @@ def kineto_trace(rank, world_size, steps, backend="nccl", step_us=1000):
                        "pid": 100 + rank, "tid": 1, "ts": ts, "dur": step_us})
         events.append({"ph": "X", "cat": "kernel", "name": "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn",
                        "pid": 0, "tid": 7, "ts": ts + 50, "dur": step_us // 2, "args": {"stream": 7}})
+        # The host side of the collective as PyTorch's profiler records it: record_param_comms with
+        # its arguments, spelled as in HTA's published NCCL trace (tests/fixtures/real_traces/
+        # hta_nccl_cut, NCCL 2.17.1), the arguments the collective-volume metric reads.
+        events.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 100 + rank, "tid": 1,
+                       "ts": ts + 290, "dur": 5,
+                       "args": {"Process Group Name": "0", "Process Group Description": "default_pg",
+                                "Group size": world_size, "Global rank start": 0, "Global rank stride": 1,
+                                "Process Group Ranks": str(list(range(world_size))), "In msg nelems": 1048576,
+                                "Out msg nelems": 1048576, "In split size": "[]", "Out split size": "[]",
+                                "dtype": "BFloat16", "Collective name": "allreduce"}})
         events.append({"ph": "X", "cat": "kernel",
                        "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
                        "pid": 0, "tid": 20, "ts": ts + 300, "dur": step_us // 4, "args": {"stream": 20}})

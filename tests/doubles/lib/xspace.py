@@ -70,7 +70,9 @@ def step_xspace(host, chips, steps, step_frame, collective="all-reduce", step_ma
         offset = index * (step_us + 20) * 1_000_000
         python.append((step_frame, offset, step_us * 1_000_000))
         if step_marker:
-            python.append(("StepMarker", offset, 1_000_000))
+            # A StepMarker spans its step, as jax.profiler.StepTraceAnnotation's does; the metrics
+            # take markers under a tenth of the longest for bookkeeping, not steps.
+            python.append(("StepMarker", offset, step_us * 1_000_000))
         device.append(("fusion.%d" % step, offset + 10_000_000, step_us * 600_000))
         device.append(("%s.%d" % (collective, step), offset + step_us * 700_000, step_us * 250_000))
     for name, _, _ in python + device:
