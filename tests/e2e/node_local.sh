@@ -136,7 +136,7 @@ old_home="$SCRATCH/old-home"
 mkdir -p "$old_home"
 cp -r templates clusters containers workloads "$old_home/"
 template=templates/megatron-lm/perlmutter/launch.sbatch.mustache
-sed -i '/^srun --ntasks-per-node=1 mkdir -p "\$HF_HOME"$/d' "$old_home/$template"
+sed -i '/mkdir -p "\$HF_HOME"/d' "$old_home/$template"
 grep -q 'mkdir -p "\$HF_HOME"' "$old_home/$template" && fail "the old template still makes HF_HOME" || pass
 # Each node's /tmp keeps what the run above made in it, as a real node's does until it is
 # cleaned; remove it on both, as a fresh allocation would find them.
