@@ -8,6 +8,11 @@ results="$SCRATCH/results"
 # 1. The real workload: 2 ranks, 2 normalized traces with step markers and gloo collectives.
 expect_status 0 "tiny-ddp runs locally" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
 expect_output "rank output is prefixed" "[rank_1] "
+# Issue 26: descriptors a caller left open (a CI runner, ctest, a multiplexer) change nothing; the
+# harness's children start with stdin, stdout and stderr only (tests/unit/test_process.cpp).
+expect_status 0 "tiny-ddp runs with descriptors 3-12 open in the caller" -- bash -c \
+    'for fd in 3 4 5 6 7 8 9 10 11 12; do eval "exec $fd</dev/null"; done; exec "$@"' stray-descriptors \
+    "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
 run=$(latest_run)
 expect_json "$run/run.json" 'j["state"]' completed "state is not completed"
 [ "$(run_json "$run" '[t["state"] for t in r["transitions"]]')" = "['rendered', 'running', 'completed']" ] && pass ||

@@ -37,7 +37,7 @@ compute tpus queued-resources describe $name-qr $where --format=value\\(state.st
 compute tpus queued-resources create $name-qr --node-id $name $where --accelerator-type v6e-8 --runtime-version v2-alpha-tpuv6e
 compute tpus queued-resources describe $name-qr $where --format=value\\(state.state\\)
 compute tpus tpu-vm ssh $name $where --worker=all --quiet --command sudo\\ rm\\ -rf\\ ccl-run/$name\\ \\&\\&\\ mkdir\\ -p\\ ccl-run/$name
-compute tpus tpu-vm scp $rendered/remote.sh $rendered/env.sh $rendered/Containerfile $name:ccl-run/$name/ $where --worker=all --quiet
+compute tpus tpu-vm scp $rendered/remote.sh $rendered/env.sh $rendered/ccl_preflight.py $rendered/Containerfile $name:ccl-run/$name/ $where --worker=all --quiet
 compute tpus tpu-vm ssh $name $where --worker=all --quiet --command bash\\ ccl-run/$name/remote.sh
 compute tpus tpu-vm scp --recurse $name:ccl-run/$name/traces $rendered/ $where --worker=all --quiet
 compute tpus tpu-vm scp --recurse $name:ccl-run/$name/logs $rendered/ $where --worker=all --quiet
