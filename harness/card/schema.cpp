@@ -145,6 +145,15 @@ void Checker::check_map(const YAML::Node& node, const std::vector<FieldSpec>& sp
             continue;
         }
         const std::string suggestion = closest_match(name, known);
+        if (path == "launch" || starts_with(path, "launch.")) {
+            // The harness's own section: a typo (time_limt) would send the job out with a default
+            // the user did not choose. CCL-Bench's sections stay lenient, as its loader is.
+            m_out.error(where(key, child_path), child_path,
+                        suggestion.empty()
+                            ? fmt::format("unknown key in the harness's launch: section; {} has: {}", path, join(known, ", "))
+                            : fmt::format("unknown key in the harness's launch: section; did you mean {}?", enquote(suggestion)));
+            continue;
+        }
         m_out.warning(where(key, child_path), child_path,
                       suggestion.empty() ? "unknown key, ignored"
                                          : fmt::format("unknown key, ignored; did you mean {}?", enquote(suggestion)));

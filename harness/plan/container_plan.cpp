@@ -64,7 +64,8 @@ void plan_cuda_major(const WorkloadCard& card, Plan& plan, PlanFindings& finding
 } // namespace
 
 long long cuda_major_of(const std::string& driver_version) {
-    static const std::regex cuda(R"(^\s*(?:cuda[ _-]?)?(\d{1,2})(?:\.\d+)*\s*$)", std::regex::icase);
+    // "cuda_12.x" (12 corpus cards) names the major and leaves the minor open.
+    static const std::regex cuda(R"(^\s*(?:cuda[ _-]?)?(\d{1,2})(?:\.(?:\d+|x))*\s*$)", std::regex::icase);
     std::smatch match;
     if (std::regex_match(driver_version, match, cuda)) {
         return std::stoll(match[1].str());

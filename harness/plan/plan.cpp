@@ -20,11 +20,17 @@ public:
     Findings(const WorkloadCard& card, bool strict, Diagnostics& out) : m_card(card), m_strict(strict), m_out(out) {}
 
     void problem(const std::string& field, const std::string& message) override {
-        const std::string location = m_card.document().location(find_node(m_card.document().root(), field), field);
+        const YAML::Node node = find_node(m_card.document().root(), field);
+        const std::string location = m_card.document().location(node, field);
+        // A launch value the card does not give is the harness's default (or missing): say where it goes.
+        const std::string hint = starts_with(field, "launch.") && !node.IsDefined()
+                                     ? fmt::format(" (the card does not set {}: set it in its launch: section, or --set {}=VALUE)",
+                                                   field, field)
+                                     : "";
         if (m_strict) {
-            m_out.error(location, field, message);
+            m_out.error(location, field, message + hint);
         } else {
-            m_out.warning(location, field, message + " (an error with --strict)");
+            m_out.warning(location, field, message + hint + " (an error with --strict)");
         }
     }
 

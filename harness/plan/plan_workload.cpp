@@ -107,11 +107,37 @@ void plan_sequence_lengths(const WorkloadCard& card, Plan& plan, PlanOrigins& or
     }
 }
 
+namespace {
+
+/// The window a framework's benchmark can trace when the card names none (issue 27: 90 corpus
+/// cards without a launch: section were refused for the training default's active 5).
+struct DefaultWindow {
+    ProfileWindow window;
+    const char* why;
+};
+
+DefaultWindow default_profile_window(const std::string& framework) {
+    if (framework == "vllm") {
+        // bench latency --profile traces exactly one batch, after --num-iters-warmup batches.
+        return {ProfileWindow{0, 5, 1}, "vllm bench latency's window: 5 warm-up batches, then the one it traces"};
+    }
+    if (framework == "sglang") {
+        // bench_one_batch: the batch's first decode step, after its prefill.
+        return {ProfileWindow{0, 1, 1}, "sglang bench_one_batch's window: the prefill, then the decode step it traces"};
+    }
+    return {ProfileWindow{}, "the harness's training window: wait 1, warm-up 5, active 5"};
+}
+
+} // namespace
+
 void plan_profiling(const WorkloadCard& card, const ClusterProfile& cluster, Plan& plan, PlanOrigins& origin, PlanFindings& findings) {
-    plan.profile = card.launch.profile.value_or(ProfileWindow{});
+    const DefaultWindow fallback = default_profile_window(plan.framework);
+    const ProfileWindow given = card.launch.profile.value_or(fallback.window);
+    plan.profile.wait = origin.in_card("launch.profile.wait") ? given.wait : fallback.window.wait;
+    plan.profile.warmup = origin.in_card("launch.profile.warmup") ? given.warmup : fallback.window.warmup;
+    plan.profile.active = origin.in_card("launch.profile.active") ? given.active : fallback.window.active;
     for (const char* part : {"wait", "warmup", "active"}) {
-        origin.card_or_default(std::string("profile.") + part, std::string("launch.profile.") + part,
-                               "the harness's profiling window: wait 1, warm-up 5, active 5");
+        origin.card_or_default(std::string("profile.") + part, std::string("launch.profile.") + part, fallback.why);
     }
     const long long window = plan.profile.wait + plan.profile.warmup + plan.profile.active;
     plan.steps = card.launch.steps.value_or(std::max(window, card.iteration.value_or(0)));

@@ -103,9 +103,14 @@ card=$(edit unknown-key 's/^    dp_shard: 1$/    dp_shrad: 1/')
 expect_status 2 "unknown key next to a missing required one" -- "$CCL_HARNESS" validate "$card"
 expect_output "did you mean" "did you mean \"dp_shard\"?"
 
-card=$(edit extra-key 's/^  steps: 12$/  steps: 12\n  stepz: 3/')
+# The harness's own launch: section refuses a typo (the job would go out with a default the user
+# did not choose); CCL-Bench's sections warn, as upstream's loader tolerates them.
+card=$(edit launch-typo 's/^  steps: 12$/  steps: 12\n  stepz: 3/')
+expect_status 2 "an unknown key in launch: is an error" -- "$CCL_HARNESS" validate "$card"
+expect_output "with its line and a suggestion" "launch-typo.yaml:$(grep -n '^  stepz: 3$' "$card" | cut -d: -f1):3: launch.stepz: unknown key in the harness's launch: section; did you mean \"steps\"?"
+card=$(edit extra-key 's/^    batch_size: \(.*\)$/    batch_size: \1\n    batch_sise: 3/')
 expect_status 0 "unknown key alone only warns" -- "$CCL_HARNESS" validate "$card"
-expect_output "unknown key warning" "launch.stepz: unknown key, ignored; did you mean \"steps\"?"
+expect_output "unknown key warning" "workload.data.batch_sise: unknown key, ignored; did you mean \"batch_size\"?"
 for quiet in "-q validate" "--quiet validate" "validate -q" "validate --quiet"; do
     # shellcheck disable=SC2086 # the arguments are words
     expect_status 0 "$quiet: warnings only" -- "$CCL_HARNESS" $quiet "$card"

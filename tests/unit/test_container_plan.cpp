@@ -36,6 +36,8 @@ TEST_CASE("the CUDA major comes from the driver version as cards write it") {
     CHECK(cuda_major_of("v2-alpha-tpuv6e") == 0);
     CHECK(cuda_major_of("") == 0);
     CHECK(cuda_major_of("cuda_13.0 or later") == 0);
+    CHECK(cuda_major_of("cuda_12.x") == 12); // the major, the minor left open (12 corpus cards)
+    CHECK(cuda_major_of("cuda_12.y") == 0);
 }
 
 TEST_CASE("the NCCL plugin follows the runtime and the CUDA major") {

@@ -172,3 +172,56 @@ TEST_CASE("each card field that describes the SGLang run changes the render or i
                 "decode steps");
     }
 }
+
+TEST_CASE("a serving card without a launch.profile gets its benchmark's window and a problem with an unset launch value says where to "
+          "set it") {
+    const auto without_window = [](std::string card) {
+        const auto start = card.find("  profile:\n");
+        REQUIRE(start != std::string::npos);
+        const auto end = card.find("\n  ", card.find("active:", start));
+        return card.erase(start, end + 1 - start);
+    };
+    SECTION("vLLM: 5 warm-up batches, then the one --profile traces") {
+        const Rendered r = render(without_window(reference_card(k_vllm)));
+        INFO(r.diagnostics.format());
+        REQUIRE_FALSE(r.diagnostics.has_errors());
+        CHECK(r.plan.profile.wait == 0);
+        CHECK(r.plan.profile.warmup == 5);
+        CHECK(r.plan.profile.active == 1);
+        CHECK_THAT(r.plan.origins.at("profile.active").detail, Catch::Contains("vllm bench latency's window"));
+        CHECK(has(r, "    --num-iters-warmup 5\n"));
+    }
+    SECTION("SGLang: the prefill, then decode step 0") {
+        const std::string card = with(without_window(reference_card(k_sglang)),
+                                      "    ep: 1 # DeepSeek-MoE v1 in SGLang ignores --ep-size (docs/contracts/sglang-*.yaml)\n",
+                                      k_ep);
+        const Rendered r = render(card);
+        INFO(r.diagnostics.format());
+        REQUIRE_FALSE(r.diagnostics.has_errors());
+        CHECK(r.plan.profile.active == 1);
+        CHECK(has(r, "--profile-stage decode\n    --profile-start-step 0 --profile-steps 1\n"));
+    }
+    SECTION("a part the card gives is kept, the others are the benchmark's") {
+        std::string card = without_window(reference_card(k_vllm));
+        card.replace(card.find("  steps: 10\n"), 12, "  steps: 10\n  profile:\n    warmup: 2\n");
+        const Rendered r = render(card);
+        INFO(r.diagnostics.format());
+        CHECK(r.plan.profile.warmup == 2);
+        CHECK(r.plan.profile.active == 1);
+        CHECK(has(r, "    --num-iters-warmup 2\n"));
+    }
+    SECTION("a problem with a launch value the card does not set says where to set it") {
+        std::string card = reference_card(k_vllm);
+        const auto account = card.find("  account: ");
+        REQUIRE(account != std::string::npos);
+        card.erase(account, card.find('\n', account) + 1 - account);
+        CHECK_THAT(
+            render(card).diagnostics.format(),
+            Catch::Contains("(the card does not set launch.account: set it in its launch: section, or --set launch.account=VALUE)"));
+        card = reference_card(k_vllm);
+        card.replace(card.find("    active: 1\n"), 14, "    active: 2\n");
+        const std::string text = render(card).diagnostics.format();
+        CHECK_THAT(text, Catch::Contains("launch.profile.active: active 2"));
+        CHECK_THAT(text, !Catch::Contains("the card does not set launch.profile.active"));
+    }
+}

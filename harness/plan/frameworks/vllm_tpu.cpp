@@ -20,12 +20,7 @@ void plan_vllm_tpu(const WorkloadCard& card, Plan& plan, PlanFindings& findings)
         set_framework_value(plan, "dtype", "bfloat16", "precision " + plan.precision + " is not supported: bfloat16");
     }
     // vllm bench latency feeds random token ids (dummy prompts); no dataset option exists.
-    const std::string name = to_lower(card.dataset);
-    if (!name.empty() && name != "random" && name != "synthetic") {
-        findings.problem(
-            "workload.data.dataset",
-            fmt::format("{} is not supported for vllm bench latency, which runs random token prompts (dataset: random)", name));
-    }
+    check_random_prompts(card, findings, "vllm bench latency");
     // bench latency runs --num-iters-warmup batches, then with --profile one profiled batch and
     // returns: the window is W+1..W+1, so active must be 1 (contract: window).
     const long long start = plan.profile.wait + plan.profile.warmup;
