@@ -478,25 +478,32 @@ prepare_node_dirs() {
 }
 
 # Run in node N's fresh mount namespace by /bin/sh (args: hosts file, node name, node directory,
-# state directory, then the command): /etc/hosts, then the node-local /tmp and /var/tmp (each
-# the node's own directory, rbind-mounted), a /dev/shm of its own, the hostname, exec. A state
-# directory under /tmp or /var/tmp (the default, /tmp/ccl-harness-slurm-multi) is bind-mounted
-# at its own path inside the node's directory first, so that the rbind carries it: slurmd, its
-# munge socket and the jobs keep reaching it at the same path, shared by every node.
+# the shared paths joined by ':', then the command): /etc/hosts, then the node-local /tmp and
+# /var/tmp (each the node's own directory, rbind-mounted), a /dev/shm of its own, the hostname,
+# exec. A shared path under /tmp or /var/tmp is bind-mounted at its own path inside the node's
+# directory first, so that the rbind carries it: the state directory (by default
+# /tmp/ccl-harness-slurm-multi: slurmd, its munge socket), the checkout this script is in (its
+# tests keep their run directories in its build tree, and CI may clone it under /tmp), and
+# CCL_SLURM_MULTI_SHARED, as Perlmutter's $SCRATCH is shared by every node.
 # shellcheck disable=SC2016 # expanded by the inner sh
 NODE_MOUNTS='set -e
-hosts=$1 node=$2 ndir=$3 state=$4
+hosts=$1 node=$2 ndir=$3 shared=$4
 shift 4
 mount --bind "$hosts" /etc/hosts
 for pair in /tmp:tmp /var/tmp:var-tmp; do
     target=${pair%%:*} src=$ndir/${pair#*:}
-    case $state/ in
-    "$target"/*)
-        rel=${state#"$target"/}
-        mkdir -p "$src/$rel"
-        mount --bind "$state" "$src/$rel"
-        ;;
-    esac
+    rest=$shared
+    while [ -n "$rest" ]; do
+        path=${rest%%:*}
+        case $rest in *:*) rest=${rest#*:} ;; *) rest= ;; esac
+        case $path/ in
+        "$target"/*)
+            rel=${path#"$target"/}
+            mkdir -p "$src/$rel"
+            mount --bind "$path" "$src/$rel"
+            ;;
+        esac
+    done
     mount --rbind "$src" "$target"
 done
 mount -t tmpfs -o nosuid,nodev,mode=1777 "shm-$node" /dev/shm
@@ -513,15 +520,20 @@ exec "$@"'
 # cgroup plugin"). --propagation slave: mounts made here never reach the root namespace, and
 # they end with the last process of the namespace (stop kills them all), so nothing is unmounted.
 start_slurmd() {
-    local n=$1 node=node$1 ns=$NS_PREFIX$1 state
+    local n=$1 node=node$1 ns=$NS_PREFIX$1 shared path
     slurmd_pid "$node" >/dev/null && return 0
     setup_node_net "$n"
     prepare_node_dirs "$n"
-    state=$(realpath -m "$STATE_DIR")
+    shared=$(realpath -m "$STATE_DIR"):$(realpath -m "$SCRIPT_DIR/../..")
+    local extra=()
+    IFS=: read -r -a extra <<<"${CCL_SLURM_MULTI_SHARED:-}"
+    for path in "${extra[@]}"; do
+        [[ -n $path ]] && shared+=:$(realpath -m "$path")
+    done
     rm -f "$RUN_DIR/slurmd-$node.pid"
     run_detached -w nsenter --net="/run/netns/$ns" -- \
         unshare --uts --mount --propagation slave -- /bin/sh -c "$NODE_MOUNTS" sh \
-        "$HOSTS" "$node" "$NODES_DIR/$node" "$state" slurmd -f "$CONF" -N "$node" \
+        "$HOSTS" "$node" "$NODES_DIR/$node" "$shared" slurmd -f "$CONF" -N "$node" \
         </dev/null >>"$LOG_DIR/slurmd-$node.log" 2>&1 ||
         die "slurmd for $node failed to start; see $LOG_DIR/slurmd-$node.log"
 }

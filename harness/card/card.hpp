@@ -108,6 +108,9 @@ const std::vector<struct FieldSpec>& card_schema();
 
 /// The card's top-level sections: found deeper, they are indentation mistakes (errors).
 const std::vector<std::string>& card_sections();
+/// The sections read where they belong when a card nests them one level too deep (with a warning),
+/// as CCL-Bench's loader reads them: Model-executor, which 16 corpus cards indent under workload.
+const std::vector<std::string>& card_lifted_sections();
 
 /// Throws an input error (exit 2) for the first `PATH=...` assignment whose PATH names no field
 /// of card_schema() (see unknown_field_reason); `flag` ("--set", "--vary") starts the message.

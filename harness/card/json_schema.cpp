@@ -146,6 +146,7 @@ Ordered definitions() {
 
 struct Context {
     const JsonSchemaInfo& info;
+    bool closed = false; ///< inside info.closed_section: an unknown key is an error
 };
 
 Ordered field_schema(const FieldSpec& field, const Context& context);
@@ -186,7 +187,16 @@ void add_members(Ordered& out, const std::vector<FieldSpec>& children, const Con
             for (const auto& child : children) {
                 known = known || child.key == section;
             }
-            if (!known) {
+            const bool lifted = std::find(context.info.lifted_sections.begin(), context.info.lifted_sections.end(), section) !=
+                                context.info.lifted_sections.end();
+            if (!known && lifted) {
+                properties.set(section, Ordered::object()
+                                            .set("description", Ordered::text("section " + section +
+                                                                              " belongs at the top level (check its indentation)"))
+                                            .set("deprecationMessage", Ordered::text("section " + section +
+                                                                                     " is read as the top-level section it belongs "
+                                                                                     "to; fix its indentation")));
+            } else if (!known) {
                 properties.set(section, Ordered::object()
                                             .set("description", Ordered::text("section " + section +
                                                                               " belongs at the top level (check its indentation)"))
@@ -198,8 +208,16 @@ void add_members(Ordered& out, const std::vector<FieldSpec>& children, const Con
     if (!required.empty()) {
         out.set("required", Ordered::strings(required));
     }
-    out.set("additionalProperties",
+    if (context.closed) {
+        out.set("additionalProperties",
+                Ordered::object()
+                    .set("description", Ordered::text("unknown key in the harness's launch: section (check its spelling)"))
+                    .set("not", Ordered::object()));
+    } else {
+        out.set(
+            "additionalProperties",
             Ordered::object().set("deprecationMessage", Ordered::text("unknown key: ccl-harness ignores it (check its spelling)")));
+    }
 }
 
 /// What the field accepts without an error, emptiness aside.
@@ -207,7 +225,9 @@ Ordered value_schema(const FieldSpec& field, const Context& context) {
     switch (field.kind) {
     case ValueKind::map: {
         Ordered out = typed("object");
-        add_members(out, field.children, context, true);
+        const Context inner{context.info,
+                            context.closed || (!context.info.closed_section.empty() && field.key == context.info.closed_section)};
+        add_members(out, field.children, inner, true);
         return out;
     }
     case ValueKind::free_map: {
@@ -299,6 +319,8 @@ std::string card_json_schema() {
                        "`ccl-harness schema card` from the field table in harness/card.cpp; do not edit. Errors here are "
                        "errors for `ccl-harness validate`; its warnings (unknown keys, empty expected fields) are not.";
     info.misplaced_sections = card_sections();
+    info.lifted_sections = card_lifted_sections();
+    info.closed_section = "launch";
     return json_schema(card_schema(), info);
 }
 

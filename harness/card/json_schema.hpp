@@ -15,6 +15,8 @@ struct JsonSchemaInfo {
     std::string title;
     std::string description;
     std::vector<std::string> misplaced_sections; ///< as for check_document
+    std::vector<std::string> lifted_sections;    ///< misplaced ones read where they belong, with a warning
+    std::string closed_section;                  ///< a top-level section whose unknown keys are errors (launch)
 };
 
 /// The schema as pretty-printed JSON (two-space indent, trailing newline). Properties are in

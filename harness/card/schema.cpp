@@ -145,16 +145,18 @@ void Checker::check_map(const YAML::Node& node, const std::vector<FieldSpec>& sp
             continue;
         }
         const std::string suggestion = closest_match(name, known);
-        if (path == "launch" || starts_with(path, "launch.")) {
+        const std::string location = where(key, child_path);
+        if ((path == "launch" || starts_with(path, "launch.")) && !starts_with(location, "--set ")) {
             // The harness's own section: a typo (time_limt) would send the job out with a default
-            // the user did not choose. CCL-Bench's sections stay lenient, as its loader is.
-            m_out.error(where(key, child_path), child_path,
+            // the user did not choose. CCL-Bench's sections stay lenient, as its loader is; a
+            // --set the user added with --allow-new is theirs to keep.
+            m_out.error(location, child_path,
                         suggestion.empty()
                             ? fmt::format("unknown key in the harness's launch: section; {} has: {}", path, join(known, ", "))
                             : fmt::format("unknown key in the harness's launch: section; did you mean {}?", enquote(suggestion)));
             continue;
         }
-        m_out.warning(where(key, child_path), child_path,
+        m_out.warning(location, child_path,
                       suggestion.empty() ? "unknown key, ignored"
                                          : fmt::format("unknown key, ignored; did you mean {}?", enquote(suggestion)));
     }

@@ -23,6 +23,11 @@ public:
     void set(const std::string& assignment);
 
     const YAML::Node& root() const { return m_root; }
+
+    /// Moves each of `sections` that is missing at the top level but nested one level down (under
+    /// another top-level map) to the top level, and returns the dotted paths it was found at
+    /// ("workload.Model-executor"), each with its nested key node, for the message's position.
+    std::vector<std::pair<std::string, YAML::Node>> lift_nested_sections(const std::vector<std::string>& sections);
     const std::string& display_name() const { return m_display_name; }
     const fs::path& path() const { return m_path; }
 

@@ -53,7 +53,7 @@ TEST_CASE("unknown keys warn with a suggestion") {
     CHECK(has(card.diagnostics(), Severity::error, "Model-executor.model_plan_parallelization.dp_shard: required field is missing"));
 }
 
-TEST_CASE("a section indented under the wrong parent is an error") {
+TEST_CASE("a section indented under the wrong parent is read where it belongs, with a warning at its line") {
     std::string text = k_card;
     // Indent the whole Model-executor block under workload:, as real rejected cards do.
     const auto start = text.find("Model-executor:");
@@ -65,7 +65,17 @@ TEST_CASE("a section indented under the wrong parent is an error") {
     }
     text = text.substr(0, start) + indented + text.substr(end);
     const WorkloadCard card = parse(text);
-    CHECK(has(card.diagnostics(), Severity::error, "workload.Model-executor: section \"Model-executor\" is nested under workload"));
+    INFO(card.diagnostics().format());
+    CHECK(has(card.diagnostics(), Severity::warning,
+              "workload.Model-executor: section \"Model-executor\" is nested under workload; read as the top-level section"));
+    CHECK_FALSE(card.diagnostics().has_errors());
+    CHECK(card.framework == parse(k_card).framework);
+    CHECK(card.parallelism.tp == parse(k_card).parallelism.tp);
+    SECTION("nested deeper still, or claimed twice, it is an error as before") {
+        std::string twice = text;
+        twice.insert(twice.find("metric_source:"), "launch:\n  Model-executor:\n    framework:\n      name: x\n");
+        CHECK(has(parse(twice).diagnostics(), Severity::error, "is nested under"));
+    }
 }
 
 TEST_CASE("invalid YAML is an input error with its position") {

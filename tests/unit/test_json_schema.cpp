@@ -92,12 +92,22 @@ TEST_CASE("required fields, env keys, moved fields and misplaced sections are ex
         const Json& moved = *model.find("properties")->find("num_layers");
         CHECK(moved.string_or("deprecationMessage") == "belongs under workload.model.model_arch; read from here");
     }
-    SECTION("a top-level section nested deeper is rejected, at the top level it is a field") {
+    SECTION("a top-level section nested deeper is rejected, or read with a warning where the loader lifts it") {
         const Json& workload = *value_of(*properties.find("workload"));
-        const Json* misplaced = workload.find("properties")->find("Model-executor");
+        const Json* lifted = workload.find("properties")->find("Model-executor");
+        REQUIRE(lifted != nullptr);
+        CHECK(lifted->find("not") == nullptr);
+        CHECK(lifted->find("deprecationMessage") != nullptr);
+        const Json* misplaced = workload.find("properties")->find("metric_source");
         REQUIRE(misplaced != nullptr);
         CHECK(misplaced->find("not") != nullptr);
         CHECK(properties.find("Model-executor")->find("not") == nullptr);
+    }
+    SECTION("an unknown key in the harness's launch: section is an error, in its subsections too") {
+        const Json& launch = *value_of(*properties.find("launch"));
+        CHECK(launch.find("additionalProperties")->find("not") != nullptr);
+        const Json& container = *value_of(*launch.find("properties")->find("container"));
+        CHECK(container.find("additionalProperties")->find("not") != nullptr);
     }
     SECTION("unknown keys stay valid: a warning for editors, not an error") {
         CHECK(schema.find("additionalProperties")->find("deprecationMessage") != nullptr);

@@ -3,11 +3,15 @@
 // the reference cards pin; docs/contracts/torchtitan-v0.2.2.yaml lists the keys and options.
 #include "plan/frameworks/framework_plan.hpp"
 
+#include "card/yaml_document.hpp"
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <string_view>
 
 namespace harness {
@@ -18,46 +22,86 @@ namespace {
 // llama4/__init__.py:29-102, deepseek_v3/__init__.py:29-157). Only models whose Hugging Face
 // checkpoints these flavors reproduce are listed; the card names them by family or by HF id.
 struct RegistryEntry {
-    std::string_view family; ///< the card's model_family, lowercase
+    std::string_view family; ///< the card's model_family, lowercase, '-' for '_'
     std::string_view hf_id;  ///< lowercase Hugging Face id
     std::string_view name;   ///< model.name
     std::string_view flavor; ///< model.flavor
+    double params;           ///< the flavor's parameter count (its Hugging Face checkpoint's), for num_params
 };
 
-constexpr std::array<RegistryEntry, 14> k_registry{{
-    {"llama-3.1-8b", "meta-llama/llama-3.1-8b", "llama3", "8B"},
-    {"llama-3.1-70b", "meta-llama/llama-3.1-70b", "llama3", "70B"},
-    {"llama-3.1-405b", "meta-llama/llama-3.1-405b", "llama3", "405B"},
-    {"qwen3-0.6b", "qwen/qwen3-0.6b", "qwen3", "0.6B"},
-    {"qwen3-1.7b", "qwen/qwen3-1.7b", "qwen3", "1.7B"},
-    {"qwen3-4b", "qwen/qwen3-4b", "qwen3", "4B"},
-    {"qwen3-8b", "qwen/qwen3-8b", "qwen3", "8B"},
-    {"qwen3-14b", "qwen/qwen3-14b", "qwen3", "14B"},
-    {"qwen3-32b", "qwen/qwen3-32b", "qwen3", "32B"},
-    {"qwen3-30b-a3b", "qwen/qwen3-30b-a3b", "qwen3", "30B-A3B"},
-    {"qwen3-235b-a22b", "qwen/qwen3-235b-a22b", "qwen3", "235B-A22B"},
-    {"llama-4-scout-17b-16e", "meta-llama/llama-4-scout-17b-16e", "llama4", "17bx16e"},
-    {"llama-4-maverick-17b-128e", "meta-llama/llama-4-maverick-17b-128e", "llama4", "17bx128e"},
-    {"deepseek-v3", "deepseek-ai/deepseek-v3", "deepseek_v3", "671B"},
+// DeepSeek-V3's flavors by size: "16B" is the DeepSeek-MoE-16B shape (dim 2048, 27 layers, 64
+// experts of 1408, top-6, vocabulary 102400), "236B" DeepSeek-V2's, "671B" DeepSeek-V3's. The
+// bare name is the 671B model, as DeepSeek names it; a card naming another size says so.
+constexpr std::array<RegistryEntry, 16> k_registry{{
+    {"llama-3.1-8b", "meta-llama/llama-3.1-8b", "llama3", "8B", 8.03e9},
+    {"llama-3.1-70b", "meta-llama/llama-3.1-70b", "llama3", "70B", 70.6e9},
+    {"llama-3.1-405b", "meta-llama/llama-3.1-405b", "llama3", "405B", 405.9e9},
+    {"qwen3-0.6b", "qwen/qwen3-0.6b", "qwen3", "0.6B", 0.6e9},
+    {"qwen3-1.7b", "qwen/qwen3-1.7b", "qwen3", "1.7B", 1.7e9},
+    {"qwen3-4b", "qwen/qwen3-4b", "qwen3", "4B", 4.0e9},
+    {"qwen3-8b", "qwen/qwen3-8b", "qwen3", "8B", 8.2e9},
+    {"qwen3-14b", "qwen/qwen3-14b", "qwen3", "14B", 14.8e9},
+    {"qwen3-32b", "qwen/qwen3-32b", "qwen3", "32B", 32.8e9},
+    {"qwen3-30b-a3b", "qwen/qwen3-30b-a3b", "qwen3", "30B-A3B", 30.5e9},
+    {"qwen3-235b-a22b", "qwen/qwen3-235b-a22b", "qwen3", "235B-A22B", 235e9},
+    {"llama-4-scout-17b-16e", "meta-llama/llama-4-scout-17b-16e", "llama4", "17bx16e", 109e9},
+    {"llama-4-maverick-17b-128e", "meta-llama/llama-4-maverick-17b-128e", "llama4", "17bx128e", 400e9},
+    {"deepseek-v3-16b", "deepseek-ai/deepseek-moe-16b-base", "deepseek_v3", "16B", 16.4e9},
+    {"deepseek-v3-236b", "deepseek-ai/deepseek-v2", "deepseek_v3", "236B", 236e9},
+    {"deepseek-v3", "deepseek-ai/deepseek-v3", "deepseek_v3", "671B", 671e9},
 }};
 
 // torchtitan/hf_datasets/text_datasets.py:36-52: any other name is refused at start-up
 // ("Dataset X is not supported", text_datasets.py:59-63).
 constexpr std::array<std::string_view, 3> k_datasets{"c4", "c4_test", "c4_validation"};
 
+/// The card's model_family as the registry spells families: lowercase, '-' for '_' (the corpus
+/// writes deepseek_v3_16b, deepseek-v3-16b and DeepSeek-V3-16B for one model).
+std::string family_key(const std::string& family) {
+    std::string key = to_lower(trim(family));
+    std::replace(key.begin(), key.end(), '_', '-');
+    return key;
+}
+
+/// The entry the card's family names, else the one its Hugging Face id names: the family first,
+/// since a card may point hf_url at a checkpoint of another size than it trained.
 const RegistryEntry* find_model(const WorkloadCard& card, const Plan& plan) {
-    const std::string family = to_lower(card.model_family);
+    const std::string family = family_key(card.model_family);
+    for (const RegistryEntry& entry : k_registry) {
+        if (!family.empty() && family == entry.family) {
+            return &entry;
+        }
+    }
     const std::string hf_id = to_lower(plan.model);
     for (const RegistryEntry& entry : k_registry) {
-        if ((!family.empty() && family == entry.family) || hf_id == entry.hf_id) {
+        if (hf_id == entry.hf_id) {
             return &entry;
         }
     }
     return nullptr;
 }
 
+/// The flavor is never chosen against the card: a num_params far from the flavor's (outside
+/// 0.6x..1.6x, which tells 16B from 236B from 671B) is a contradiction named at its line.
+void check_flavor_size(const WorkloadCard& card, const Plan& plan, const RegistryEntry& entry, PlanFindings& findings) {
+    constexpr const char* field = "workload.model.model_arch.num_params";
+    const std::string text = trim(scalar_text(find_node(card.document().root(), field)));
+    char* end = nullptr;
+    const double params = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end == nullptr || *end != '\0' || !(params > 0)) {
+        return;
+    }
+    if (params < entry.params * 0.6 || params > entry.params * 1.6) {
+        findings.problem(field, fmt::format("{} parameters is not TorchTitan's {} flavor {} ({:.3g}), which the card's model "
+                                            "({}, {}) selects: the card contradicts itself; name the model by its size "
+                                            "(model_family) or correct num_params",
+                                            text, entry.name, entry.flavor, entry.params, enquote(card.model_family), plan.model));
+    }
+}
+
 void plan_model(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     if (const RegistryEntry* entry = find_model(card, plan)) {
+        check_flavor_size(card, plan, *entry, findings);
         const std::string because = fmt::format("{} is TorchTitan's {} flavor {} (torchtitan/models/{}/__init__.py)",
                                                 card.model_family.empty() ? plan.model : card.model_family, entry->name, entry->flavor,
                                                 entry->name);
