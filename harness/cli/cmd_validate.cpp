@@ -1,6 +1,7 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "plan/validate.hpp"
+#include "workflows/validate_render.hpp"
 #include "util/error.hpp"
 #include "util/home.hpp"
 #include "util/quote.hpp"
@@ -30,7 +31,7 @@ int run_validate(const ValidateCommandOptions& options) {
     ValidateOptions validate = options.validate;
     validate.home = harness_home();
     for (const auto& file : options.files) {
-        results.push_back(validate_file(file, validate));
+        results.push_back(validate_and_render(file, validate));
         const ValidationResult& result = results.back();
         failed += result.diagnostics.has_errors() ? 1U : 0U;
         if (options.json) {
@@ -58,7 +59,8 @@ void add_validate(CLI::App& sub, Action& action) {
     sub.add_option("files", options->files, "workload cards (or, with --profile, cluster profiles)")->required();
     sub.add_flag("--strict", options->validate.strict,
                  "also check the card can run: tp·pp·cp·dp_replicate·dp_shard = total_count, whole nodes, "
-                 "ep divides dp×tp, batch divides, accelerator matches the target, launch: has what the target needs");
+                 "ep divides dp×tp, batch divides, accelerator matches the target, launch: has what the target needs, "
+                 "and it renders (in memory)");
     add_cluster_option(sub, options->validate.cluster, "for --strict: launch.cluster, else from xpu_spec.model");
     add_override_options(sub, options->set_paths, "--set", options->validate.overrides,
                          "override a card field before checking: PATH=VALUE (repeatable)");
