@@ -52,7 +52,10 @@ expect_json "$sweep/sweep.json" '[p["job_id"] for p in j["points"]]' \
     "['${array}_0', '${array}_1', '${array}_2', '${array}_3', '${array}_4', '${array}_5']" "one array, task i = point i"
 expect_json "$sweep/sweep.json" 'j["points"][2]["slurm_state"]' "FAILED" "the failed task's Slurm state"
 reason=$(sweep_json "$sweep" 's["points"][2]["reason"]')
-grep -qF "job ${array}_2 FAILED with exit code 3:0" <<<"$reason" && pass || fail "failure reason: $reason"
+# srun exits with its tasks' highest code: 3 from the failing rank, or 143 when --kill-on-bad-exit's
+# SIGTERM ends the other rank first and it exits 128+15 (a race seen in a fresh-clone CI run). The
+# rank that failed, and how, is in srun's own line, checked next.
+grep -qE "job ${array}_2 FAILED with exit code (3|143):0" <<<"$reason" && pass || fail "failure reason: $reason"
 grep -qF "task 1: Exited with exit code 3" <<<"$reason" && pass || fail "srun's word on the rank, from the batch log: $reason"
 verified=0
 for i in 0 1 3 4 5; do
