@@ -26,17 +26,8 @@ export PYTHONPATH="$CCL_SOURCE_DIR/$image/site:$CCL_SOURCE_DIR/tests/doubles/deb
 card=workloads/deepseek-v3-16b-megatron-perlmutter/deepseek-v3-16b-megatron-perlmutter.yaml
 fixture=tests/e2e/fixtures/perlmutter-on-slurm-local.yaml
 
-# The double as a git repository tagged with the card's ref, laid out like Megatron-LM where the
-# script uses it (pretrain_gpt.py at the root), carrying the shared double library and contract.
 repo="$SCRATCH/Megatron-LM"
-mkdir -p "$repo/tests/doubles/lib" "$repo/docs/contracts"
-cp tests/doubles/megatron-lm/pretrain_gpt.py "$repo/"
-cp tests/doubles/lib/double_common.py "$repo/tests/doubles/lib/"
-cp docs/contracts/megatron-lm-core_v0.15.3.yaml "$repo/docs/contracts/"
-git -C "$repo" init --quiet
-git -C "$repo" -c user.name=test -c user.email=test@example.invalid add -A
-git -C "$repo" -c user.name=test -c user.email=test@example.invalid commit --quiet -m "megatron-lm double"
-git -C "$repo" tag core_v0.15.3
+megatron_double_repo "$repo"
 
 scaled=(
     --set "launch.source.repo=$repo"

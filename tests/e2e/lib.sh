@@ -83,6 +83,21 @@ print("; ".join(problems))
     fi
 }
 
+# megatron_double_repo DIR: the Megatron-LM double as a git repository tagged with the reference
+# card's ref, laid out like Megatron-LM where the script uses it (pretrain_gpt.py at the root),
+# carrying the shared double library and contract. Run from the checkout root.
+megatron_double_repo() {
+    local repo=$1
+    mkdir -p "$repo/tests/doubles/lib" "$repo/docs/contracts"
+    cp tests/doubles/megatron-lm/pretrain_gpt.py "$repo/"
+    cp tests/doubles/lib/double_common.py "$repo/tests/doubles/lib/"
+    cp docs/contracts/megatron-lm-core_v0.15.3.yaml "$repo/docs/contracts/"
+    git -C "$repo" init --quiet
+    git -C "$repo" -c user.name=test -c user.email=test@example.invalid add -A
+    git -C "$repo" -c user.name=test -c user.email=test@example.invalid commit --quiet -m "megatron-lm double"
+    git -C "$repo" tag core_v0.15.3
+}
+
 # For the run suites, which keep their run directories under $results.
 run_json() { # run_json RUN_DIR EXPR: evaluates a Python expression over run.json (as r)
     /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]+"/run.json")); print(eval(sys.argv[2]))' "$1" "$2"

@@ -79,16 +79,8 @@ assert n == 1, "clusters/slurm-multi.yaml: no container runtimes line"
 text += "hf_home: /tmp/hf_home\n"
 open(sys.argv[2], "w").write(text)
 EOF
-# The double as a git repository tagged with the card's ref (as tests/e2e/framework_megatron.sh).
 repo="$SCRATCH/Megatron-LM"
-mkdir -p "$repo/tests/doubles/lib" "$repo/docs/contracts"
-cp tests/doubles/megatron-lm/pretrain_gpt.py "$repo/"
-cp tests/doubles/lib/double_common.py "$repo/tests/doubles/lib/"
-cp docs/contracts/megatron-lm-core_v0.15.3.yaml "$repo/docs/contracts/"
-git -C "$repo" init --quiet
-git -C "$repo" -c user.name=test -c user.email=test@example.invalid add -A
-git -C "$repo" -c user.name=test -c user.email=test@example.invalid commit --quiet -m "megatron-lm double"
-git -C "$repo" tag core_v0.15.3
+megatron_double_repo "$repo"
 
 # podman-hpc: the double first on PATH; its images are built in node-local storage (under /tmp,
 # node-local inside each node) and migrated to a squash directory on the shared file system.
@@ -145,24 +137,25 @@ clear_hf_home() {
     [ ! -e "$state_dir/nodes/node1/tmp/hf_home" ] && [ ! -e "$state_dir/nodes/node2/tmp/hf_home" ] && pass ||
         fail "$1: /tmp/hf_home is still on a node"
 }
-clear_hf_home "old template"
-expect_status 1 "the old template fails on slurm-multi" -- run_card --home "$old_home"
-run=$(latest_run)
-expect_json "$run/run.json" "j['state']" "failed" "the old template's run fails"
+# refused_on WHAT NODE: the run from $old_home fails, the double refusing the missing mount on NODE.
+refused_on() {
+    local what=$1 node=$2 run
+    clear_hf_home "$what"
+    expect_status 1 "$what fails on slurm-multi" -- run_card --home "$old_home"
+    run=$(latest_run)
+    expect_json "$run/run.json" "j['state']" "failed" "$what: the run fails"
+    grep -rqF "Error: run: --volume /tmp/hf_home:/tmp/hf_home: no such file or directory on $node" "$run/logs" && pass ||
+        fail "$what: no missing-volume refusal on $node: $(tail -n 5 "$run"/logs/* 2>&1)"
+}
 # The first container to start is refused, on node1 (the preflight step, or the training step).
-grep -rqF "Error: run: --volume /tmp/hf_home:/tmp/hf_home: no such file or directory on node1" "$run/logs" && pass ||
-    fail "old template: no missing-volume refusal on node1: $(tail -n 5 "$run"/logs/* 2>&1)"
+refused_on "the old template" node1
 
 # The shape a shared /tmp hides: HF_HOME made by the batch script alone, on the batch host
 # (node1). node1's container starts; node2's is refused.
 sed -i 's|^export HF_HOME=\(.*\)$|&\nmkdir -p "$HF_HOME"|' "$old_home/$template"
 grep -qx 'mkdir -p "\$HF_HOME"' "$old_home/$template" && pass || fail "the batch-host-only variant was not made"
-clear_hf_home "batch host only"
-expect_status 1 "HF_HOME made on the batch host only fails" -- run_card --home "$old_home"
+refused_on "HF_HOME made on the batch host only" node2
 run=$(latest_run)
-expect_json "$run/run.json" "j['state']" "failed" "the batch-host-only run fails"
-grep -rqF "Error: run: --volume /tmp/hf_home:/tmp/hf_home: no such file or directory on node2" "$run/logs" && pass ||
-    fail "batch host only: node2 was not refused: $(tail -n 5 "$run"/logs/* 2>&1)"
 grep -rqF "no such file or directory on node1" "$run/logs" && fail "batch host only: node1 was refused: $(tail -n 5 "$run"/logs/* 2>&1)" || pass
 
 expect_status 0 "stop" -- bash "$cluster" stop
