@@ -4,6 +4,7 @@
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
+#include <cctype>
 #include <fmt/format.h>
 #include <regex>
 
@@ -214,6 +215,8 @@ std::vector<FieldSpec> build_schema() {
                             }),
                     field("model", ValueKind::string, Need::optional, "Hugging Face model id or path (default from hf_url)"),
                     field("script", ValueKind::string, Need::optional, "entry point beside the card, or inside launch.source"),
+                    field("dataset_path", ValueKind::string, Need::optional,
+                          "the file a serving bench reads (ShareGPT JSON, BurstGPT CSV, custom JSONL) or an HF dataset id"),
                     field("steps", ValueKind::positive_int, Need::optional, "steps (training) or iterations (inference)"),
                     section("profile", Need::optional, "the traced window: wait, then warm up, then record",
                             {
@@ -362,7 +365,33 @@ WorkloadCard WorkloadCard::from_document(YamlDocument doc) {
     return card;
 }
 
+std::string workload_name_problem(const std::string& name) {
+    if (name.empty() || name.size() > 64) {
+        return "a name has 1 to 64 characters";
+    }
+    if (name[0] == '.' || name[0] == '-') {
+        return "a name cannot start with '.' or '-'";
+    }
+    for (const char c : name) {
+        if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '_' && c != '-') {
+            return "a name has letters, digits, '.', '_' and '-' only";
+        }
+    }
+    return {};
+}
+
+std::string row_name(const fs::path& path) {
+    if (path.stem() != "card") {
+        return {};
+    }
+    const std::string dir = absolute_path(path).parent_path().filename().string();
+    return workload_name_problem(dir).empty() ? dir : std::string();
+}
+
 std::string WorkloadCard::name() const {
+    if (!m_name.empty()) {
+        return m_name;
+    }
     // The name reaches comments, job names and directory names: no control characters.
     std::string stem = m_doc.path().stem().string();
     for (char& c : stem) {
@@ -425,6 +454,7 @@ void WorkloadCard::read_fields() {
     launch.source_repo = text_at(root, "launch.source.repo");
     launch.source_ref = text_at(root, "launch.source.ref");
     launch.model = text_at(root, "launch.model");
+    launch.dataset_path = text_at(root, "launch.dataset_path");
     launch.steps = int_at(root, "launch.steps");
     if (find_node(root, "launch.profile").IsMap()) {
         ProfileWindow window;

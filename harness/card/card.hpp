@@ -42,7 +42,8 @@ struct LaunchSpec {
     std::string container_cuda; ///< the image's CUDA version as the card declares it ("13.0"), "" when not
     std::string source_repo;
     std::string source_ref;
-    std::string model; ///< Hugging Face model id or path; defaults from hf_url
+    std::string model;        ///< Hugging Face model id or path; defaults from hf_url
+    std::string dataset_path; ///< the file (or HF dataset id) a serving bench reads; "" when not set
     std::optional<long long> steps;
     std::optional<ProfileWindow> profile;
     std::vector<std::string> args;
@@ -63,8 +64,10 @@ public:
 
     const Diagnostics& diagnostics() const { return m_diagnostics; }
     const YamlDocument& document() const { return m_doc; }
-    /// Card file stem, used to name runs and bundles.
+    /// The name runs and bundles get: set_name's, else the card file's stem.
     std::string name() const;
+    /// Names the workload (`run --name`); the caller checks it with workload_name_problem first.
+    void set_name(std::string name) { m_name = std::move(name); }
 
     // The fields the planner reads; defaults where the card is silent.
     std::string description;
@@ -97,11 +100,22 @@ public:
     LaunchSpec launch;
 
 private:
+    std::string m_name; ///< set_name; empty: the file stem
     void read_fields();
 
     YamlDocument m_doc;
     Diagnostics m_diagnostics;
 };
+
+/// Why `name` cannot name a workload's runs and bundles, or "": 1 to 64 of [A-Za-z0-9._-], not
+/// starting with '.' or '-' (it becomes a directory name, a job name and part of a TPU name).
+std::string workload_name_problem(const std::string& name);
+
+/// The name a run of the card at `path` gets when no --name is given: the card's directory when
+/// the file is the generic `card.yaml` (upstream names a row by its directory,
+/// trace_collection/<row>/, and docs/contributing.md has contributors name their card card.yaml);
+/// "" (the file stem) otherwise.
+std::string row_name(const fs::path& path);
 
 /// The field table the default validation level checks.
 const std::vector<struct FieldSpec>& card_schema();

@@ -3,6 +3,7 @@
 #include "card/schema.hpp"
 #include "card/yaml_document.hpp"
 #include "util/error.hpp"
+#include "util/home.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -32,6 +33,7 @@ const std::vector<FieldSpec>& profile_schema() {
         env.identifier_keys = true;
         return std::vector<FieldSpec>{
             spec("name", ValueKind::string, Need::required),
+            spec("extends", ValueKind::string),
             spec("description", ValueKind::string, Need::expected),
             scheduler,
             spec("accelerator", ValueKind::map, Need::required,
@@ -266,7 +268,31 @@ std::vector<std::string> list_clusters(const fs::path& clusters_dir) {
 }
 
 Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
-    const YamlDocument doc = YamlDocument::load(file);
+    YamlDocument doc = YamlDocument::load(file);
+    // `extends: NAME`: a shipped profile's keys fill what this file leaves unset, each located in
+    // the shipped file, so a site profile states only what differs. Shipped profiles only: one
+    // level, no cycles, and the base is what the harness ships, tested.
+    const YAML::Node extends = find_node(doc.root(), "extends");
+    std::string base_templates;
+    if (extends.IsDefined() && extends.IsScalar()) {
+        const std::string base = trim(extends.Scalar());
+        const fs::path shipped = harness_home() / "clusters";
+        const fs::path base_file = shipped / (base + ".yaml");
+        std::error_code ec;
+        if (base.empty() || base.find('/') != std::string::npos || !fs::is_regular_file(base_file, ec)) {
+            const std::vector<std::string> known = list_clusters(shipped);
+            const std::string near = closest_match(base, known);
+            Diagnostics bad;
+            bad.error(doc.location(extends, "extends"), "extends",
+                      fmt::format("no shipped profile {}{}; shipped: {}", enquote(base),
+                                  near.empty() ? "" : fmt::format(" (did you mean {}?)", enquote(near)), join(known, ", ")));
+            return bad;
+        }
+        const YamlDocument base_doc = YamlDocument::load(base_file);
+        doc.fill_from(base_doc, "", {"name", "description", "templates"});
+        const std::string named = text(base_doc.root(), "templates");
+        base_templates = named.empty() ? base : named;
+    }
     Diagnostics diagnostics = check_document(doc, profile_schema());
     if (diagnostics.has_errors() || out == nullptr) {
         return diagnostics;
@@ -329,7 +355,8 @@ Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
     p.python = text(root, "python");
     p.templates = text(root, "templates");
     if (p.templates.empty()) {
-        p.templates = p.name;
+        // A profile extending a shipped one renders with its templates unless it names others.
+        p.templates = base_templates.empty() ? p.name : base_templates;
     }
     record_locations(doc, root, "", p.locations);
     if (!p.container_default.empty() &&

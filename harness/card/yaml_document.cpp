@@ -99,10 +99,62 @@ void YamlDocument::set(const std::string& assignment) {
     m_overrides[field] = assignment;
 }
 
+bool YamlDocument::fill(const std::string& field, const YAML::Node& value, const std::string& where) {
+    const std::vector<std::string> parts = split(field, '.');
+    if (!m_root.IsMap() || parts.empty()) {
+        return false;
+    }
+    YAML::Node current = m_root;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+        YAML::Node next = current[parts[i]];
+        if (!next.IsDefined() || next.IsNull()) {
+            current[parts[i]] = YAML::Node(YAML::NodeType::Map);
+            next = current[parts[i]];
+        } else if (!next.IsMap()) {
+            return false;
+        }
+        current.reset(next);
+    }
+    const YAML::Node existing = current[parts.back()];
+    if (existing.IsDefined() && !existing.IsNull()) {
+        return false;
+    }
+    current[parts.back()] = YAML::Clone(value);
+    m_filled[field] = where;
+    return true;
+}
+
+void YamlDocument::fill_from(const YamlDocument& from, const std::string& section, const std::vector<std::string>& skip) {
+    const auto walk = [&](const auto& self, const YAML::Node& node, const std::string& path) -> void {
+        if (node.IsMap()) {
+            for (auto it = node.begin(); it != node.end(); ++it) {
+                const std::string key = it->first.Scalar();
+                if (path.empty() && std::find(skip.begin(), skip.end(), key) != skip.end()) {
+                    continue;
+                }
+                self(self, it->second, path.empty() ? key : path + "." + key);
+            }
+        } else if (node.IsDefined() && !node.IsNull() && !path.empty()) {
+            fill(path, node, from.location(node, path));
+        }
+    };
+    walk(walk, section.empty() ? from.root() : find_node(from.root(), section), section);
+}
+
+bool YamlDocument::filled(const std::string& field_path) const {
+    return std::any_of(m_filled.begin(), m_filled.end(),
+                       [&](const auto& entry) { return field_path == entry.first || starts_with(field_path, entry.first + "."); });
+}
+
 std::string YamlDocument::location(const YAML::Node& node, const std::string& field_path) const {
     for (const auto& [field, assignment] : m_overrides) {
         if (field_path == field || starts_with(field_path, field + ".")) {
             return "--set " + assignment;
+        }
+    }
+    for (const auto& [field, where] : m_filled) {
+        if (field_path == field || starts_with(field_path, field + ".")) {
+            return where;
         }
     }
     if (node.IsDefined()) {

@@ -22,6 +22,18 @@ public:
     /// Intermediate maps are created. A malformed assignment is an input error.
     void set(const std::string& assignment);
 
+    /// Gives `field` (a dotted path) `value` only where the document has no value there yet, and
+    /// records `where` ("file:line:col" of a defaults file, "$SBATCH_ACCOUNT") as its location,
+    /// so a user default never hides the card's own value or a --set. Returns false when the
+    /// field was already set or a part of its path is not a mapping (the card's value stands).
+    bool fill(const std::string& field, const YAML::Node& value, const std::string& where);
+    /// fill() for every leaf of `from` (a list is one leaf) at or under the dotted `section`
+    /// ("" for the whole document), each located at its own line in `from`; `skip` names
+    /// top-level keys of `from` to leave out.
+    void fill_from(const YamlDocument& from, const std::string& section, const std::vector<std::string>& skip = {});
+    /// True when `field_path` (or a mapping above it) was given by fill().
+    bool filled(const std::string& field_path) const;
+
     const YAML::Node& root() const { return m_root; }
 
     /// Moves each of `sections` that is missing at the top level but nested one level down (under
@@ -31,7 +43,8 @@ public:
     const std::string& display_name() const { return m_display_name; }
     const fs::path& path() const { return m_path; }
 
-    /// "file:line:col" for a node, the `--set` text for overridden values, or the file name.
+    /// "file:line:col" for a node, the `--set` text for overridden values, where fill() took a
+    /// user default from, or the file name.
     std::string location(const YAML::Node& node, const std::string& field_path) const;
 
     /// The effective document (after overrides), written by emit_yaml. Comments are not kept.
@@ -42,6 +55,7 @@ private:
     fs::path m_path;
     std::string m_display_name;
     std::map<std::string, std::string> m_overrides; ///< field path -> original assignment
+    std::map<std::string, std::string> m_filled;    ///< field path -> where fill() took it from
 };
 
 /// Node at a dotted path or an undefined/invalid node. Never throws.

@@ -1,6 +1,7 @@
 #include "cli/card_options.hpp"
 
 #include "card/card.hpp"
+#include "card/user_defaults.hpp"
 
 namespace harness::cli {
 
@@ -16,6 +17,19 @@ void add_override_options(CLI::App& sub, OverridePaths& paths, const std::string
     sub.add_option(flag, values, description);
     sub.add_flag("--allow-new", paths.allow_new,
                  "accept " + flag + " paths the card schema does not know (a new field); by default they are errors");
+}
+
+CLI::Option* add_results_option(CLI::App& sub, std::filesystem::path& results, const std::string& description) {
+    return sub.add_option("--results", results, description + " (default: results: in your defaults.yaml, else ./results)")
+        ->type_name("DIR");
+}
+
+void apply_results_default(const CLI::Option* option, std::filesystem::path& results) {
+    if (option->count() != 0) {
+        return;
+    }
+    const UserDefaults defaults = load_user_defaults();
+    results = defaults.results.empty() ? std::filesystem::path("results") : defaults.results;
 }
 
 void add_cluster_option(CLI::App& sub, std::string& cluster, const std::string& default_text) {

@@ -21,6 +21,12 @@ struct OverridePaths {
 void add_override_options(CLI::App& sub, OverridePaths& paths, const std::string& flag, std::vector<std::string>& values,
                           const std::string& description);
 
+/// --results DIR; without it, `results:` of the user's defaults.yaml, else ./results
+/// (apply_results_default, once the command line is parsed).
+CLI::Option* add_results_option(CLI::App& sub, std::filesystem::path& results, const std::string& description);
+/// Sets `results` to the default when `option` was not given.
+void apply_results_default(const CLI::Option* option, std::filesystem::path& results);
+
 /// --cluster NAME|FILE; `default_text` says what is used without it.
 void add_cluster_option(CLI::App& sub, std::string& cluster, const std::string& default_text);
 

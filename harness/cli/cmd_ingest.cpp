@@ -1,3 +1,4 @@
+#include "cli/card_options.hpp"
 #include "bundle/bundle_verify.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
@@ -57,7 +58,7 @@ void add_ingest(CLI::App& sub, Action& action) {
         ->required();
     sub.add_option("--scripts", options->ingest.scripts, "the scripts that ran (files only), bundled as scripts/");
     sub.add_option("--logs", options->ingest.logs, "the job's logs, bundled as logs/");
-    sub.add_option("--results", options->ingest.results, "where the run directory and bundle go (default: results)");
+    auto* results = add_results_option(sub, options->ingest.results, "where the run directory and bundle go");
     add_report_flags(sub, options->report);
     sub.footer("Makes results/<card>-<time>-<hash>/ and its bundle from a job the harness did not run (a hand-run\n"
                "job, an archived CCL-Bench data point). Each trace is named by its global rank: from its name, else\n"
@@ -73,7 +74,12 @@ void add_ingest(CLI::App& sub, Action& action) {
                "Examples:\n"
                "  ccl-harness ingest llama-8b-tp4.yaml /data/llama-8b-tp4/traces --scripts job/ --logs job/logs\n"
                "  ccl-harness ingest card.yaml tb_logs/ --json");
-    sub.callback([options, &action] { action = [options] { return run_ingest(*options); }; });
+    sub.callback([options, results, &action] {
+        action = [options, results] {
+            apply_results_default(results, options->ingest.results);
+            return run_ingest(*options);
+        };
+    });
 }
 
 } // namespace harness::cli

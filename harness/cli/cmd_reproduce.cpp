@@ -1,3 +1,4 @@
+#include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
 #include "util/home.hpp"
@@ -63,7 +64,7 @@ void add_reproduce(CLI::App& sub, Action& action) {
     sub.add_flag("--allow-image-drift", options->allow_image_drift,
                  "when the rebuilt container image's Debian packages differ from those the bundle's run had, show the "
                  "difference and run anyway");
-    sub.add_option("--results", options->results, "where the new run directory goes (default: results)");
+    auto* results = add_results_option(sub, options->results, "where the new run directory goes");
     sub.add_option("--git-cache", options->git_cache, "clones of framework sources (default: $XDG_CACHE_HOME/ccl-harness/git)");
     sub.add_option("--secret", options->secret_names,
                    "NAME: the value of environment variable NAME is a secret, scrubbed from everything the run writes and "
@@ -88,7 +89,12 @@ void add_reproduce(CLI::App& sub, Action& action) {
                "  ccl-harness reproduce results/tiny-ddp-20261123T101500Z-1a2b3c.tar.zst --dry-run\n"
                "  ccl-harness reproduce bundle.tar.zst --cluster slurm-local");
     add_report_flags(sub, *flags);
-    sub.callback([options, flags, &action] { action = [options, flags] { return run_reproduce(*options, *flags); }; });
+    sub.callback([options, flags, results, &action] {
+        action = [options, flags, results] {
+            apply_results_default(results, options->results);
+            return run_reproduce(*options, *flags);
+        };
+    });
 }
 
 } // namespace harness::cli

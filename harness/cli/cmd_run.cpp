@@ -40,7 +40,10 @@ void add_run(CLI::App& sub, Action& action) {
     add_cluster_option(sub, options->cluster, "launch.cluster, else from xpu_spec.model");
     auto set_paths = std::make_shared<OverridePaths>();
     add_override_options(sub, *set_paths, "--set", options->overrides, "override a card field: PATH=VALUE (repeatable)");
-    sub.add_option("--results", options->results, "where run directories go (default: results)");
+    sub.add_option("--name", options->name,
+                   "name the run, its job and its bundle NAME rather than after the card (letters, digits, ._- ; "
+                   "default: the card file's name, or its directory's for a card.yaml)");
+    auto* results = add_results_option(sub, options->results, "where run directories go");
     sub.add_flag("--dry-run", options->dry_run, "render and print what would be submitted and where; run nothing");
     sub.add_option("--out", options->dry_run_out, "with --dry-run: also write the rendered files to this directory");
     sub.add_flag("--teardown", options->teardown, "TPU: delete the queued resource when the run ends (the default)");
@@ -62,7 +65,7 @@ void add_run(CLI::App& sub, Action& action) {
                    "where clones of launch.source repos are kept (default: $XDG_CACHE_HOME/ccl-harness/git)");
     sub.footer(
         "The card is checked as with validate --strict first. The run directory\n"
-        "results/<card>-<UTC time>-<hash>/ holds card.yaml, plan.json, rendered/, logs/, traces/ and\n"
+        "results/<name>-<UTC time>-<hash>/ holds card.yaml, plan.json, rendered/, logs/, traces/ and\n"
         "run.json (state: rendered -> submitted -> running -> completed | failed | cancelled | timeout), and\n"
         "provenance.json. A completed run is packed into results/<run-id>.tar.zst (see `pack --help`).\n"
         "Secrets: the values of environment variables whose names hold TOKEN, KEY, SECRET, PASSWORD,\n"
@@ -82,9 +85,10 @@ void add_run(CLI::App& sub, Action& action) {
         "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local\n"
         "  ccl-harness run card.yaml --dry-run");
     add_report_flags(sub, *flags);
-    sub.callback([options, flags, set_paths, &action] {
-        action = [options, flags, set_paths] {
+    sub.callback([options, flags, set_paths, results, &action] {
+        action = [options, flags, set_paths, results] {
             set_paths->check(options->overrides);
+            apply_results_default(results, options->results);
             return run_run(*options, *flags);
         };
     });

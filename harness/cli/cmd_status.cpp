@@ -1,3 +1,4 @@
+#include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "workflows/run_status.hpp"
@@ -24,7 +25,9 @@ int run_status(const StatusCommandOptions& options) {
 
 void add_status(CLI::App& sub, Action& action) {
     auto options = std::make_shared<StatusCommandOptions>();
-    sub.add_option("results", options->results, "results directory, or one sweep directory (default: results)");
+    auto* results = sub.add_option("results", options->results,
+                                   "results directory, or one sweep directory (default: results: in your defaults.yaml, "
+                                   "else ./results)");
     sub.add_flag("--json", options->json, "print one JSON object {runs: [...], sweeps: [...]} on stdout");
     sub.footer("Lists the run directories (and those inside sweep directories) with state, target, start,\n"
                "duration, headline metrics from metrics.json (avg_step_time, compute_comm_overlap) and the\n"
@@ -37,7 +40,12 @@ void add_status(CLI::App& sub, Action& action) {
                "  ccl-harness status\n"
                "  ccl-harness status /scratch/results --json\n"
                "  ccl-harness status results/tiny-ddp-sweep-20261123T021839Z");
-    sub.callback([options, &action] { action = [options] { return run_status(*options); }; });
+    sub.callback([options, results, &action] {
+        action = [options, results] {
+            apply_results_default(results, options->results);
+            return run_status(*options);
+        };
+    });
 }
 
 } // namespace harness::cli

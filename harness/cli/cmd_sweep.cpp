@@ -31,7 +31,7 @@ void add_sweep(CLI::App& sub, Action& action) {
                          "a card field and its values: PATH=V1,V2,... (repeatable; values cannot contain ',')");
     sub.add_flag("--zip", options->zip, "pair the i-th values of every --vary instead of crossing them (lists must be equally long)");
     add_cluster_option(sub, options->cluster, "each point's launch.cluster, else from xpu_spec.model");
-    sub.add_option("--results", options->results, "where the sweep directory goes (default: results)");
+    auto* results = add_results_option(sub, options->results, "where the sweep directory goes");
     sub.add_flag("--dry-run", options->dry_run, "expand and check the points; run nothing, write nothing");
     sub.add_option("--resume", options->resume, "finish a sweep: run again every point not completed or skipped");
     sub.add_option("--grace", options->grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
@@ -67,8 +67,9 @@ void add_sweep(CLI::App& sub, Action& action) {
                    "Slurm: run at most K points at once (the job array's --array=...%K; default: no limit)")
         ->check(CLI::PositiveNumber);
     add_report_flags(sub, *flags);
-    sub.callback([options, flags, vary_paths, &action] {
-        action = [options, flags, vary_paths] {
+    sub.callback([options, flags, vary_paths, results, &action] {
+        action = [options, flags, vary_paths, results] {
+            apply_results_default(results, options->results);
             // Before any point runs: a misspelt path would run identical points.
             vary_paths->check(options->vary);
             return run_sweep_command(*options, *flags);

@@ -16,9 +16,9 @@ namespace {
 
 /// plan.json's top-level keys in the order a reader wants them; anything else follows, sorted.
 const std::vector<std::string> k_reading_order = {
-    "card",      "framework",         "target",    "scheduler",   "phase", "model",      "model_family",
-    "precision", "xpu_model",         "geometry",  "parallelism", "steps", "profile",    "traces",
-    "data",      "scheduler_options", "container", "source",      "env",   "extra_args", "tpu",
+    "card",      "framework", "target",      "scheduler", "phase",      "model",  "model_family", "precision",
+    "xpu_model", "geometry",  "parallelism", "steps",     "profile",    "traces", "data",         "scheduler_options",
+    "container", "source",    "env",         "hf_home",   "extra_args", "tpu",
 };
 
 void flatten(const Json& value, const std::string& path, const Plan& plan, std::vector<ExplainedValue>& out) {
@@ -96,6 +96,7 @@ std::string describe(const Origin& origin) {
     switch (origin.kind) {
     case Origin::Kind::card: return fmt::format("card {} ({})", origin.where, origin.detail);
     case Origin::Kind::set: return origin.where;
+    case Origin::Kind::user: return fmt::format("user default {} ({})", origin.where, origin.detail);
     case Origin::Kind::profile: return fmt::format("profile {} ({})", origin.where, origin.detail);
     case Origin::Kind::default_rule: return "default: " + origin.detail;
     case Origin::Kind::derived: return "derived: " + origin.detail + (origin.where.empty() ? "" : " (" + origin.where + ")");

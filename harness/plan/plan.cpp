@@ -67,6 +67,7 @@ const char* to_string(Origin::Kind kind) {
     switch (kind) {
     case Origin::Kind::card: return "card";
     case Origin::Kind::set: return "set";
+    case Origin::Kind::user: return "user";
     case Origin::Kind::profile: return "profile";
     case Origin::Kind::default_rule: return "default";
     case Origin::Kind::derived: return "derived";
@@ -127,7 +128,9 @@ void plan_identity(const WorkloadCard& card, const ClusterProfile& cluster, Plan
     origin.card_or_default("framework", "Model-executor.framework.name", "no framework named");
     // Target: the template set; a user profile may render with a shipped target's templates.
     plan.target = cluster.templates;
-    origin.profile("target", cluster.locations.count("templates") != 0 ? "templates" : "name");
+    origin.profile("target", cluster.locations.count("templates") != 0 ? "templates"
+                             : cluster.locations.count("extends") != 0 ? "extends"
+                                                                       : "name");
     plan.scheduler = cluster.scheduler;
     origin.profile("scheduler", "scheduler");
     plan.phase = card.phase;
@@ -145,7 +148,10 @@ void plan_identity(const WorkloadCard& card, const ClusterProfile& cluster, Plan
                                "1 when the card does not give this degree");
     }
     plan.python = cluster.python.empty() ? "python3" : cluster.python;
-    plan.hf_home = cluster.hf_home;
+    plan.hf_home = cluster.hf_home; // launch.env.HF_HOME, the card's or the user's, wins: plan_environment
+    if (!plan.hf_home.empty()) {
+        origin.profile("hf_home", "hf_home");
+    }
     plan.modules = cluster.modules;
     plan.slurm_conf = cluster.slurm_conf;
 }
@@ -230,6 +236,9 @@ Json plan_to_json(const Plan& plan) {
                                                   {"time_limit", plan.time_limit},
                                                   {"constraint", plan.constraint}});
     json["container"] = Json(Json::Object{{"image", plan.container_image}, {"runtime", plan.container_runtime}});
+    if (!plan.hf_home.empty()) {
+        json["hf_home"] = plan.hf_home;
+    }
     if (plan.cuda_major > 0) {
         json["container"]["cuda_major"] = plan.cuda_major;
     }

@@ -14,10 +14,12 @@ namespace harness {
 
 /// Where one plan value came from, recorded by make_plan as it decides the value.
 struct Origin {
-    enum class Kind { card, set, profile, default_rule, derived };
+    enum class Kind { card, set, user, profile, default_rule, derived };
     Kind kind = Kind::default_rule;
-    std::string where;  ///< card/profile: "file:line:col" (or the file); set: "--set PATH=VALUE"; else empty
-    std::string detail; ///< card/set: the field path; profile: the key; default: the rule; derived: from what
+    /// card/profile: "file:line:col" (or the file); set: "--set PATH=VALUE"; user: the defaults
+    /// file's "file:line:col" or "$SBATCH_ACCOUNT"; else empty
+    std::string where;
+    std::string detail; ///< card/set/user: the field path; profile: the key; default: the rule; derived: from what
 };
 
 const char* to_string(Origin::Kind kind);

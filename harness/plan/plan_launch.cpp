@@ -103,6 +103,14 @@ void plan_environment(const WorkloadCard& card, const ClusterProfile& cluster, P
             }
         }
     }
+    // The templates export HF_HOME after sourcing env.sh: the weight cache a card or the user names
+    // is the one the job must use, not the profile's.
+    for (const auto& [key, value] : plan.env) {
+        if (key == "HF_HOME") {
+            plan.hf_home = value;
+            plan.origins["hf_home"] = plan.origins["env.HF_HOME"];
+        }
+    }
     plan.extra_args = card.launch.args;
     origin.card_or_default("extra_args", "launch.args", "no extra arguments");
 }

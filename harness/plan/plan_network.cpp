@@ -62,7 +62,8 @@ void check_socket_interfaces(const Plan& plan, PlanFindings& findings) {
             }
             const auto origin = plan.origins.find("env." + key);
             const bool from_card = origin != plan.origins.end() &&
-                                   (origin->second.kind == Origin::Kind::card || origin->second.kind == Origin::Kind::set);
+                                   (origin->second.kind == Origin::Kind::card || origin->second.kind == Origin::Kind::set ||
+                                    origin->second.kind == Origin::Kind::user);
             // A profile's value is reported at the card field that would override it.
             const std::string field = from_card ? origin->second.detail : "Model-executor.communication_library.env." + key;
             const std::string from = from_card || origin == plan.origins.end()

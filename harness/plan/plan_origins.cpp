@@ -16,8 +16,10 @@ std::string PlanOrigins::card_location(const std::string& card_field) const {
 
 void PlanOrigins::card(const std::string& field, const std::string& card_field) {
     const std::string where = card_location(card_field);
-    const bool set = starts_with(where, "--set ");
-    m_out[field] = Origin{set ? Origin::Kind::set : Origin::Kind::card, where, card_field};
+    const Origin::Kind kind = starts_with(where, "--set ")           ? Origin::Kind::set
+                              : m_card.document().filled(card_field) ? Origin::Kind::user
+                                                                     : Origin::Kind::card;
+    m_out[field] = Origin{kind, where, card_field};
 }
 
 void PlanOrigins::profile(const std::string& field, const std::string& key) {

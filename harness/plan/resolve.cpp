@@ -1,9 +1,20 @@
 #include "plan/resolve.hpp"
 
+#include "card/user_defaults.hpp"
+
 namespace harness {
 
 Resolved resolve(const ResolveRequest& request) {
-    Resolved out{WorkloadCard::load(request.card, request.overrides), {}, std::nullopt, {}, {}, std::nullopt};
+    YamlDocument doc = YamlDocument::load(request.card);
+    for (const auto& assignment : request.overrides) {
+        doc.set(assignment);
+    }
+    // After the --set overrides, so that the card and the command line both win over them.
+    apply_user_defaults(doc, load_user_defaults());
+    Resolved out{WorkloadCard::from_document(std::move(doc)), {}, std::nullopt, {}, {}, std::nullopt};
+    if (!request.name.empty()) {
+        out.card.set_name(request.name);
+    }
     out.diagnostics = out.card.diagnostics();
     if (out.diagnostics.has_errors()) {
         return out;

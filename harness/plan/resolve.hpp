@@ -1,6 +1,7 @@
 #pragma once
-// The prelude every command that plans shares: load the card, stop on its errors, choose the
-// cluster, load its profile, make the plan. One place, so render, run and sweep cannot drift.
+// The prelude every command that plans shares: load the card, fill what it leaves unset from the
+// user's defaults (card/user_defaults.hpp), stop on its errors, choose the cluster, load its
+// profile, make the plan. One place, so render, run and sweep cannot drift.
 #include "card/card.hpp"
 #include "card/cluster.hpp"
 #include "card/diagnostic.hpp"
@@ -21,6 +22,7 @@ struct ResolveRequest {
     std::string cluster; ///< --cluster NAME|PATH; empty: launch.cluster, else the accelerator's
     bool strict = false; ///< runnability problems are errors (true) or warnings
     fs::path home;       ///< harness_home(), read once by the caller
+    std::string name{};  ///< names the workload's runs (WorkloadCard::set_name); empty: the card's own name
 };
 
 /// A resolved card. `plan` and `profile` are empty when the card itself has errors (then

@@ -81,6 +81,13 @@ Json validation_to_json(const std::vector<ValidationResult>& results) {
         Json entry = Json::object();
         entry["file"] = result.file;
         entry["status"] = result.diagnostics.has_errors() ? "error" : result.diagnostics.warning_count() > 0 ? "warning" : "ok";
+        if (!result.target.empty()) {
+            entry["renders"] = Json(Json::Object{{"framework", result.framework},
+                                                 {"target", result.target},
+                                                 {"nodes", result.nodes},
+                                                 {"ranks_per_node", result.ranks_per_node},
+                                                 {"files", json_string_array(result.rendered)}});
+        }
         entry["errors"] = Json::array();
         entry["warnings"] = Json::array();
         for (const auto& d : result.diagnostics.items()) {

@@ -21,6 +21,13 @@ struct ValidationResult {
     std::string file;
     Diagnostics diagnostics;
     bool unreadable = false; ///< not YAML at all, or not a file
+    /// --strict, when the card rendered: what it renders to (the framework on the target, the
+    /// geometry, the files), so a corpus report can say it without rendering again.
+    std::string framework;
+    std::string target;
+    long long nodes = 0;
+    long long ranks_per_node = 0;
+    std::vector<std::string> rendered;
 };
 
 ValidationResult validate_file(const fs::path& file, const ValidateOptions& options);

@@ -8,6 +8,8 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <utility>
 #include <fmt/format.h>
 
 namespace harness {
@@ -26,6 +28,30 @@ mustache::data list_of(const std::string& key, const std::vector<std::string>& v
         list.push_back(mustache::data(key, mustache::data(value)));
     }
     return list;
+}
+
+/// A weight cache named under a variable of the node's environment (`$SCRATCH/hf_home`,
+/// `${PSCRATCH}/hf`): the variable's name and the rest, so the script expands it on the node,
+/// where it has its value (templates/common/hf_cache.mustache). Any other path: no variable.
+std::pair<std::string, std::string> split_env_prefix(const std::string& path) {
+    if (path.size() < 2 || path[0] != '$') {
+        return {"", path};
+    }
+    const bool braced = path[1] == '{';
+    std::size_t end = braced ? 2 : 1;
+    while (end < path.size() && (std::isalnum(static_cast<unsigned char>(path[end])) != 0 || path[end] == '_')) {
+        ++end;
+    }
+    const std::string name = path.substr(braced ? 2 : 1, end - (braced ? 2 : 1));
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0 ||
+        (braced && (end >= path.size() || path[end] != '}'))) {
+        return {"", path};
+    }
+    const std::string rest = path.substr(braced ? end + 1 : end);
+    if (!rest.empty() && rest[0] != '/') {
+        return {"", path};
+    }
+    return {name, rest};
 }
 
 /// An `#SBATCH` line is read by sbatch, not by a shell, so it cannot be quoted: every value in
@@ -167,6 +193,10 @@ void set_source_and_site(mustache::data& ctx, const Plan& plan) {
     ctx.set("has_extra_args", flag(!plan.extra_args.empty()));
     ctx.set("modules", list_of("module", plan.modules));
     ctx.set("hf_home", text(plan.hf_home));
+    const auto [hf_var, hf_rest] = split_env_prefix(plan.hf_home);
+    ctx.set("has_hf_home_var", flag(!hf_var.empty()));
+    ctx.set("hf_home_var", text(hf_var));
+    ctx.set("hf_home_rest", text(hf_rest));
     ctx.set("python", text(plan.python));
     ctx.set("slurm_conf", text(plan.slurm_conf));
     ctx.set("env_file", text("env.sh"));

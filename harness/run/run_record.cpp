@@ -99,6 +99,9 @@ Json RunRecord::to_json() const {
         json["ranks"].push_back(entry);
     }
     json["traces"] = json_string_array(traces);
+    if (!overrides.empty()) {
+        json["overrides"] = json_string_array(overrides);
+    }
     json["scheduler"] = scheduler;
     json["harness"] = harness_pid > 0 ? Json(Json::Object{{"pid", harness_pid},
                                                           {"start_time", static_cast<long long>(harness_start_time)},
@@ -190,6 +193,7 @@ RunRecord RunRecord::from_json(const Json& json) {
     }
     record.reason = string_field(json, "reason");
     record.job_ids = string_list(json, "job_ids");
+    record.overrides = string_list(json, "overrides");
     if (const Json* transitions = json.find("transitions"); transitions != nullptr && !transitions->is_null()) {
         if (!transitions->is_array()) {
             bad_field("transitions", "expected an array");

@@ -39,6 +39,9 @@ struct RunRecord {
     std::vector<std::pair<std::string, std::string>> transitions; ///< (state, UTC time)
     std::vector<RankOutcome> ranks;
     std::vector<std::string> traces; ///< relative paths under traces/
+    /// The --set PATH=VALUE overrides the run was made with (a sweep point's too), so `status` can
+    /// tell apart runs of one card; secrets in them are scrubbed like everything saved.
+    std::vector<std::string> overrides;
     Json scheduler = Json::object(); ///< executor-specific facts (node list, accounting files)
     /// The harness process following the run: with its start time (process_start_time) a pid
     /// reused later is not mistaken for it, so `status` can tell a run whose harness died.

@@ -152,13 +152,8 @@ std::string array_wrapper_script(const std::vector<std::string>& directives, con
     return text;
 }
 
-SlurmArrayClient::SlurmArrayClient(ProcessRunner& runner, const ClusterProfile& cluster) : m_runner(runner) {
-    Environment overrides;
-    if (!cluster.slurm_conf.empty()) {
-        overrides.emplace_back("SLURM_CONF", cluster.slurm_conf);
-    }
-    m_env = current_environment(overrides);
-}
+SlurmArrayClient::SlurmArrayClient(ProcessRunner& runner, const ClusterProfile& cluster)
+    : m_runner(runner), m_env(slurm_client_environment(cluster)) {}
 
 SlurmSubmission SlurmArrayClient::submit(const fs::path& script, const fs::path& cwd, const Environment& extra,
                                          const std::vector<std::size_t>& indices, std::size_t max_parallel) const {

@@ -1,4 +1,6 @@
 #include "run/slurm_client.hpp"
+
+#include "card/user_defaults.hpp"
 #include "util/interrupt.hpp"
 #include "util/strings.hpp"
 
@@ -78,13 +80,24 @@ std::map<std::string, std::string> parse_scontrol_job(const std::string& output)
     return fields;
 }
 
-SlurmClient::SlurmClient(ProcessRunner& runner, const ClusterProfile& cluster) : m_runner(runner) {
+Environment slurm_client_environment(const ClusterProfile& cluster) {
     Environment overrides;
     if (!cluster.slurm_conf.empty()) {
         overrides.emplace_back("SLURM_CONF", cluster.slurm_conf);
     }
-    m_env = current_environment(overrides);
+    Environment env = current_environment(overrides);
+    const auto& read = sbatch_input_variables();
+    env.erase(std::remove_if(env.begin(), env.end(),
+                             [&](const auto& entry) {
+                                 return std::any_of(read.begin(), read.end(),
+                                                    [&](const auto& variable) { return variable.first == entry.first; });
+                             }),
+              env.end());
+    return env;
 }
+
+SlurmClient::SlurmClient(ProcessRunner& runner, const ClusterProfile& cluster)
+    : m_runner(runner), m_env(slurm_client_environment(cluster)) {}
 
 ExitStatus SlurmClient::run(std::vector<std::string> argv, const fs::path& cwd, const Environment& extra) const {
     Command command{std::move(argv), m_env, cwd};

@@ -33,6 +33,11 @@ struct SlurmJob {
     std::string raw;          ///< scontrol's whole output
 };
 
+/// The environment the Slurm client tools run in: the harness's own, with the profile's SLURM_CONF,
+/// and without the $SBATCH_* variables the plan already read (card/user_defaults.hpp): sbatch
+/// lets them beat the rendered #SBATCH lines, so a card's own qos would lose to the shell's.
+Environment slurm_client_environment(const ClusterProfile& cluster);
+
 /// What `sbatch --parsable` answered: the job id, or sbatch's own message when it refused.
 struct SlurmSubmission {
     std::string job_id; ///< empty when refused

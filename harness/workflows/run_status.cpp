@@ -132,6 +132,13 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
         run.state = k_harness_died;
     }
     run.card = record->string_or("card");
+    if (const Json* overrides = record->find("overrides"); overrides != nullptr && overrides->is_array()) {
+        for (const Json& item : overrides->as_array()) {
+            if (item.is_string()) {
+                run.overrides.push_back(item.as_string());
+            }
+        }
+    }
     run.target = record->string_or("target");
     const Json* transitions = record->find("transitions");
     if (transitions != nullptr && transitions->is_array() && !transitions->as_array().empty()) {
@@ -264,7 +271,7 @@ std::string format_status(const ResultsStatus& status) {
                 text += fmt::format("  {}\n", run.problem);
             }
             if (!run.overrides.empty()) {
-                text += fmt::format("  point: {}\n", join(run.overrides, " "));
+                text += fmt::format("  {}: {}\n", run.sweep.empty() ? "set" : "point", join(run.overrides, " "));
             }
         }
     }

@@ -30,7 +30,7 @@ struct RunSummary {
     std::optional<double> avg_step_time;        ///< s, from metrics.json
     std::optional<double> compute_comm_overlap; ///< %, from metrics.json
     std::string problem;                        ///< why the record could not be read
-    std::vector<std::string> overrides;         ///< the sweep point's PATH=VALUE overrides, when in a sweep
+    std::vector<std::string> overrides;         ///< the --set (a sweep point's) PATH=VALUE overrides it was made with
 };
 
 struct SweepSummary {

@@ -160,7 +160,11 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     check_grace_seconds(options.grace_seconds);
     run_secrets(process_environment(), {}, options.secret_names); // a bad --secret is refused, dry run or not
     const fs::path& home = options.home;
-    Resolved resolved = resolve({options.card, options.overrides, options.cluster, true, home});
+    if (const std::string problem = workload_name_problem(options.name); !options.name.empty() && !problem.empty()) {
+        throw input_error(fmt::format("--name {}: {}", enquote(options.name), problem));
+    }
+    Resolved resolved = resolve(
+        {options.card, options.overrides, options.cluster, true, home, options.name.empty() ? row_name(options.card) : options.name});
     RunOutcome invalid;
     invalid.card = resolved.card.name();
     invalid.exit_code = k_exit_usage;
@@ -257,6 +261,7 @@ std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const Cl
     RunRecord& record = staged->record;
     record.run_id = staged->dir.id;
     record.card = card.name();
+    record.overrides = options.overrides;
     record.target = target;
     record.executor = to_string(cluster.scheduler);
     record.secrets = &facts.secrets;

@@ -46,6 +46,9 @@ struct RunOptions {
     /// RunOutcome::staged instead of executing it: a Slurm array sweep submits many staged runs
     /// as one job, then hands each to finish_staged_run.
     bool stage_only = false;
+    /// The workload's name (`--name`), which the run id, job and bundle carry instead of the card's;
+    /// empty: row_name(card), else the card file's stem.
+    std::string name;
     /// Named into the run id (run_id_label): a sweep point's varied values, "bs16-seq64".
     std::string run_label;
     /// reproduce: the image the bundle's run ran, which the new run's image is held to.

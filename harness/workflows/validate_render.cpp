@@ -16,7 +16,14 @@ ValidationResult validate_and_render(const fs::path& file, const ValidateOptions
     try {
         const Resolved resolved = resolve({file, options.overrides, options.cluster, true, options.home});
         if (resolved.ok()) {
-            (void)render_run(resolved.card, *resolved.profile, *resolved.plan, options.home);
+            const RenderedRun run = render_run(resolved.card, *resolved.profile, *resolved.plan, options.home);
+            result.framework = run.plan.framework;
+            result.target = run.plan.target;
+            result.nodes = run.plan.nodes;
+            result.ranks_per_node = run.plan.ranks_per_node;
+            for (const auto& rendered : run.files) {
+                result.rendered.push_back(rendered.name);
+            }
         }
     } catch (const HarnessError& error) {
         std::string why = error.what();

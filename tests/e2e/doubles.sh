@@ -258,6 +258,10 @@ done < <(contract_options $contracts/torchtitan-v0.2.2.yaml)
 maxtext() { (cd tests/doubles/maxtext && PYTHONPATH="$CCL_SOURCE_DIR/tests/doubles/lib" "$py" -m MaxText.train "$@"); }
 expect_status 1 "MaxText refuses an unknown key" -- maxtext MaxText/configs/base.yml no_such_key=1
 expect_output "pyconfig's message" "Key no_such_key was passed at the command line but isn't in config."
+# torchprime (torchxla) reads Hydra overrides: a key the struct config lacks is Hydra's refusal.
+torchprime() { (cd tests/doubles/torchprime && PYTHONPATH="$CCL_SOURCE_DIR/tests/doubles/lib" "$py" torchprime/torch_xla_models/train.py "$@"); }
+expect_status 1 "torchprime refuses an unknown key" -- torchprime task.no_such_key=1
+expect_output "Hydra's message" "Could not override 'task.no_such_key'."
 
 # 4. vLLM's bench with --profile returns after the profiled batch: traces, and no --output-json.
 expect_status 0 "vllm-openai --profile" -- "$vllm" bench latency --model m --profile --profiler-config.profiler torch \

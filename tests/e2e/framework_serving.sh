@@ -10,6 +10,8 @@
 # Each run must end in a bundle verify accepts with every traced rank's Kineto trace under its
 # canonical name: vLLM's 4 workers, SGLang's rank 0 (the only rank its bench profiles).
 # Bad case: an option the engine's parser does not know, in launch.args, fails the run.
+# vLLM online serving (section 5): the Mixtral card's vllm serve + vllm bench serve through the
+# same cluster, a ShareGPT file, what strict planning refuses, and a server that never comes up.
 source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 eval "$(bash clusters/slurm-local/cluster.sh env)"
@@ -154,4 +156,81 @@ expect_output "the ep field is named" "model_plan_parallelization.ep"
     echo "$checks $failures" >"$SCRATCH/podman.counts"
 )
 read -r checks failures <"$SCRATCH/podman.counts"
+
+# 5. vLLM online serving (issue 27): the Mixtral card runs `vllm serve` (dp 4, expert parallel) in
+#    the background and `vllm bench serve` against it; the server's 4 workers trace the client's
+#    /start_profile.../stop_profile window, the client's result JSON stays in logs/.
+serve_card=workloads/mixtral-8x7b-vllm-serve-perlmutter/mixtral-8x7b-vllm-serve-perlmutter.yaml
+serve=("${common[@]}" --set "launch.source.repo=$vllm_src" --set 'metric_source.traces=[json]')
+expect_status 0 "vLLM serving card through slurm-local" -- in_image vllm-openai "$CCL_HARNESS" run "$serve_card" "${serve[@]}"
+run=$(latest_run)
+run=${run%/}
+expect_status 0 "the vLLM serving bundle verifies" -- "$CCL_HARNESS" verify "$run.tar.zst"
+expect_metrics "$run.tar.zst"
+names=$(traces_in_bundle "$run.tar.zst")
+for rank in 0 1 2 3; do
+    grep -qx "kineto_trace_$rank.json.gz" <<<"$names" && pass || fail "vLLM serve rank $rank's trace: $names"
+done
+# Listed whole first: grep -q stopping early would leave tar to die of SIGPIPE under pipefail.
+tar --zstd -tf "$run.tar.zst" >"$SCRATCH/serve-bundle.txt"
+grep -q '/logs/bench_serve.json$' "$SCRATCH/serve-bundle.txt" && pass || fail "the client's result JSON is not in the bundle"
+/usr/bin/python3 - "$run" <<'EOF2' && pass || fail "vLLM serve traces and result"
+import gzip, json, sys
+run = sys.argv[1]
+for rank in range(4):
+    d = json.load(gzip.open(f"{run}/traces/kineto_trace_{rank}.json.gz"))
+    assert d["distributedInfo"]["rank"] == rank and d["distributedInfo"]["world_size"] == 4, d["distributedInfo"]
+    steps = [e["name"] for e in d["traceEvents"] if e["name"].startswith("execute_context_")]
+    assert len(steps) == 2 * 128, len(steps)  # 64 requests in waves of max-num-seqs 32, 128 tokens each
+r = json.load(open(f"{run}/logs/bench_serve.json"))
+assert r["completed"] == 64 and r["failed"] == 0, (r["completed"], r["failed"])
+assert r["request_rate"] == 8 and all(k in r for k in ("mean_ttft_ms", "mean_tpot_ms", "p99_itl_ms")), sorted(r)
+EOF2
+script="$run/rendered/launch.sbatch"
+for want in '--data-parallel-size 4' '--enable-expert-parallel' '--max-num-seqs 32' '--max-num-batched-tokens 8192' \
+    '--max-model-len 4096' '--num-prompts 64' '--request-rate 8' '--random-input-len 1024' '--enforce-eager'; do
+    grep -q -- "$want" "$script" && pass || fail "the serving script lacks $want"
+done
+grep -q "shutting down" "$run/logs/server.log" && pass || fail "the server was not stopped by a signal: $(tail -n 3 "$run/logs/server.log")"
+
+# A ShareGPT card reads the file launch.dataset_path names (linked into the run for the container).
+printf '%s' '[{"conversations": [{"from": "human", "value": "Hello there"}, {"from": "gpt", "value": "Hi, how can I help"}]},
+ {"conversations": [{"from": "human", "value": "Tell me a joke"}, {"from": "gpt", "value": "No"}]}]' >"$SCRATCH/sharegpt.json"
+sharegpt=(--set workload.data.dataset=ShareGPT_V3_unfiltered_cleaned_split --set workload.data.num_prompts=8)
+expect_status 0 "vLLM serving a ShareGPT file" -- in_image vllm-openai "$CCL_HARNESS" run "$serve_card" "${serve[@]}" \
+    "${sharegpt[@]}" --set "launch.dataset_path=$SCRATCH/sharegpt.json"
+run=$(latest_run)
+expect_json "$run/logs/bench_serve.json" 'j["completed"]' 8 "the ShareGPT prompts, oversampled to num_prompts"
+grep -q -- '--dataset-name sharegpt' "$run/rendered/launch.sbatch" && pass || fail "ShareGPT -> --dataset-name sharegpt"
+
+# Strict planning says what a serving card lacks, naming the field.
+strict=(validate --strict "$serve_card" --cluster "$cluster")
+expect_status 2 "ShareGPT without launch.dataset_path" -- "$CCL_HARNESS" "${strict[@]}" "${sharegpt[@]}"
+expect_output "names launch.dataset_path" "launch.dataset_path"
+expect_status 2 "wikitext is no dataset vllm bench serve reads" -- "$CCL_HARNESS" "${strict[@]}" \
+    --set workload.data.dataset=wikitext
+expect_output "names the dataset field" "workload.data.dataset"
+expect_status 2 "ep 2 with tp 1 x dp 4" -- "$CCL_HARNESS" "${strict[@]}" \
+    --set Model-executor.model_plan_parallelization.ep=2
+expect_output "names the ep field" "model_plan_parallelization.ep"
+expect_status 0 "launch.args are checked against vllm serve's options" -- "$CCL_HARNESS" "${strict[@]}" \
+    --set 'launch.args=[--max-num-seq, "8"]'
+expect_output "a near miss is named" 'did you mean "--max-num-seqs"?'
+expect_status 0 "a ShareGPT inference card is served, and says why" -- "$CCL_HARNESS" explain "$serve_card" \
+    --cluster "$cluster" "${sharegpt[@]}" --set workload.model.phase=inference --set "launch.dataset_path=$SCRATCH/sharegpt.json"
+expect_output "the reason names the dataset" "is read by vllm bench serve"
+
+# Bad cases: an option vllm serve does not know stops the job in its preflight...
+expect_status 1 "vllm serve refuses an unknown option" -- in_image vllm-openai "$CCL_HARNESS" run "$serve_card" \
+    "${serve[@]}" --set 'launch.args=[--no-such-option]'
+refused_by_preflight "vLLM serve"
+[ -e "$(latest_run)/logs/server.log" ] && fail "the server started after a failed preflight" || pass
+# ...and a server that never answers /health fails the job in bounded time, saying so.
+started=$SECONDS
+expect_status 1 "a server that never becomes healthy" -- in_image vllm-openai \
+    env CCL_DOUBLE_VLLM_NEVER_HEALTHY=1 CCL_SERVE_HEALTH_TIMEOUT=10 "$CCL_HARNESS" run "$serve_card" "${serve[@]}"
+[ $((SECONDS - started)) -lt 240 ] && pass || fail "the unhealthy server took $((SECONDS - started))s to fail"
+run=$(latest_run)
+grep -rqs "did not answer /health" "$run" && pass || fail "the unhealthy server's job does not say why: $(ls "$run/logs")"
+[ -e "$run/logs/client.log" ] && fail "the client ran against an unhealthy server" || pass
 finish

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The three TPU v6e reference cards run end to end through the rendered gcloud lifecycle, with
+# The four TPU v6e reference cards run end to end through the rendered gcloud lifecycle, with
 # test doubles for everything that cannot run here:
 #   gcloud   tests/e2e/fixtures/gcloud: a queued resource whose VMs are scratch directories, one
 #            per worker of the accelerator type (v6e-8: 1 VM x 8 chips, v6e-16: 4 VMs x 4 chips,
@@ -8,10 +8,12 @@
 #            (tests/doubles/images/maxtext or vllm-tpu) and runs `remote.sh` "in" it;
 #   MaxText  tests/doubles/maxtext (docs/contracts/maxtext-tpu-recipes-v0.1.4.yaml), a local git
 #            repository tagged tpu-recipes-v0.1.4 that the image build checks out;
-#   vLLM     tests/doubles/images/vllm-tpu/bin/vllm (docs/contracts/tpu-inference-v0.27.0.yaml).
+#   vLLM     tests/doubles/images/vllm-tpu/bin/vllm (docs/contracts/tpu-inference-v0.27.0.yaml);
+#   torchprime  tests/doubles/torchprime (docs/contracts/torchxla-ea8f14b6....yaml), PyTorch/XLA's
+#            trainer, in a local git repository tagged torchprime-pin.
 # The cards run at their own sizes (the doubles need no chips). Each run must end in a bundle that
 # verify accepts, holding every host's trace the contract says is written: every host for MaxText
-# (upload_all_profiler_results=true), rank 0's host for vLLM.
+# (upload_all_profiler_results=true) and torchprime, rank 0's host for vLLM.
 source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 bin="$SCRATCH/bin"
@@ -41,6 +43,10 @@ maxtext="$SCRATCH/maxtext"
 tag_repo "$maxtext" tpu-recipes-v0.1.4 tests/doubles/maxtext
 tpu_inference="$SCRATCH/tpu-inference"
 tag_repo "$tpu_inference" v0.27.0
+# torchprime is pinned by commit, which a local repository cannot have: the runs name the tag.
+torchprime="$SCRATCH/torchprime"
+tag_repo "$torchprime" torchprime-pin tests/doubles/torchprime
+torchxla=(--set "launch.source.repo=$torchprime" --set launch.source.ref=torchprime-pin)
 
 # check_bundle RUN HOSTS STEPS: the run completed, its bundle verifies, and it holds exactly HOSTS
 # hosts' traces (<host>.xplane.pb and its <host>.trace.json.gz export), each with STEPS steps.
@@ -95,6 +101,39 @@ expect_metrics "${run%/}.tar.zst" "collective_volume=no event carries collective
 ls "$run"/logs/latency-t1v-n-*-w-0.json >/dev/null 2>&1 && pass || fail "vLLM TPU: the timed pass wrote no latency JSON: $(ls "$run/logs")"
 grep -q "vllm bench latency .* --profile" "$run/logs/workers.log" && grep -q "vllm bench latency .* --num-iters" "$run/logs/workers.log" &&
     pass || fail "vLLM TPU: not a profiled and a timed pass: $(grep 'vllm bench latency' "$run/logs/workers.log")"
+
+# PyTorch/XLA (torchprime's trainer), Llama-3.1-8B on a v6e-8: fsdp 2 x tensor 4, profile_start_step 3,
+# profile_end_step 13: 0-based steps 4..13, ten StepMarkers in the host's trace.
+card=workloads/llama-3.1-8b-torchxla-tpu/llama-3.1-8b-torchxla-tpu.yaml
+expect_status 0 "llama-3.1-8b torchxla on v6e-8" -- "$CCL_HARNESS" run "$card" "${torchxla[@]}" "${where[@]}" --results "$results" --teardown
+run=$(latest_run)
+check_bundle "$run" 1 10
+expect_metrics "${run%/}.tar.zst" "collective_volume=no event carries collective arguments" "straggler=one rank"
+grep -q "mesh {'data': 1, 'fsdp': 2, 'tensor': 4, 'expert': 1, 'context': 1}, model llama-3.1-8b, sharding llama-fsdp-tp, batch 4, 20 steps" "$run/logs/workers.log" &&
+    pass || fail "torchxla: the double did not see the card's mesh: $(cat "$run/logs/workers.log")"
+grep -q "profile of steps 4..13" "$run/logs/workers.log" && pass || fail "torchxla: not the contributors' window: $(grep profile "$run/logs/workers.log")"
+
+# Bad: a key torchprime's default.yaml lacks: the job's preflight stops it before torch_xla starts.
+expect_status 1 "an unknown torchprime key fails the run" -- "$CCL_HARNESS" run "$card" "${torchxla[@]}" \
+    --set 'launch.args=["no_such_key=1"]' "${where[@]}" --results "$results" --teardown
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "unknown torchprime key: state $(run_json "$run" 'r["state"]')"
+grep -rq "no_such_key is not a key of torchprime/torch_xla_models/configs/default.yaml" "$run/logs" &&
+    pass || fail "unknown torchprime key: the logs lack the preflight's refusal: $(ls -R "$run/logs")"
+# Bad: a dotted key the preflight cannot see: Hydra refuses it as the struct config does.
+expect_status 1 "an unknown Hydra key fails the run" -- "$CCL_HARNESS" run "$card" "${torchxla[@]}" \
+    --set 'launch.args=["task.no_such_key=1"]' "${where[@]}" --results "$results" --teardown
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = failed ] && pass || fail "unknown Hydra key: state $(run_json "$run" 'r["state"]')"
+grep -rq "Could not override 'task.no_such_key'" "$run/logs" && pass || fail "unknown Hydra key: no Hydra refusal in the logs"
+# What torchprime cannot do is refused before anything runs (harness/plan/frameworks/torchxla.cpp).
+expect_status 2 "torchxla refuses pipeline parallelism" -- "$CCL_HARNESS" validate --strict "$card" \
+    --set Model-executor.model_plan_parallelization.pp=2 --set Model-executor.model_plan_parallelization.dp_shard=1
+expect_output "naming the field and torchprime's mesh" "model_plan_parallelization.pp: pp 2 is not supported for torchxla"
+expect_status 2 "torchxla refuses a dataset torchprime does not render" -- "$CCL_HARNESS" validate --strict "$card" --set workload.data.dataset=c4
+expect_output "at the dataset field" "workload.data.dataset: c4 is not supported for torchxla"
+expect_status 2 "torchxla refuses too few steps for its window" -- "$CCL_HARNESS" validate --strict "$card" --set launch.steps=15
+expect_output "with torchprime's clamp" "torchprime stops the trace no later than step max_steps-5"
 
 # Bad: a key MaxText's pyconfig does not have, through launch.args: the double refuses it as
 # pyconfig does, the workers fail, the run fails and says so.
@@ -162,6 +201,24 @@ printf '{"worker_id": 1, "worker_count": 2, "chips_per_host": 4, "accelerator_ty
 expect_status 0 "host 1 without upload_all_profiler_results" -- mt CCL_TPU_CHIPS=4 "CCL_TPU_METADATA=$work/metadata1.json" CCL_GCLOUD_HOSTNAME=h1 -- \
     ici_fsdp_parallelism=8 profiler=xplane steps=10 "base_output_directory=$work/out1" run_name=r
 [ -z "$(find "$work/out1" -name '*.xplane.pb' 2>/dev/null)" ] && pass || fail "host 1 wrote a profile without upload_all_profiler_results"
+# The torchprime double: Hydra's refusals and torchprime's asserts, on one v6e-8 VM.
+tp() { # tp ENV... -- OVERRIDE...: the torchprime double, from its checkout
+    local env=()
+    while [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
+    (cd "$torchprime" && env PJRT_DEVICE=TPU "${env[@]}" /usr/bin/python3 torchprime/torch_xla_models/train.py "$@")
+}
+expect_status 0 "the torchprime double runs on a v6e-8" -- tp CCL_TPU_CHIPS=8 "CCL_TPU_METADATA=$work/metadata.json" -- ici_mesh.fsdp=8 profile_start_step=-1
+expect_status 1 "a model config torchprime lacks" -- tp CCL_TPU_CHIPS=8 "CCL_TPU_METADATA=$work/metadata.json" -- model=llama9 ici_mesh.fsdp=8
+expect_output "as Hydra says" "Could not find 'model/llama9'"
+expect_status 1 "a mesh that does not use every device" -- tp CCL_TPU_CHIPS=8 "CCL_TPU_METADATA=$work/metadata.json" -- ici_mesh.fsdp=4
+expect_output "as topology.py asserts" "Mesh is not using all the available devices. The environment has 8 devices"
+expect_status 1 "a precision torchprime does not train in" -- tp CCL_TPU_CHIPS=8 "CCL_TPU_METADATA=$work/metadata.json" -- ici_mesh.fsdp=8 torch_dtype=float32
+expect_output "as train.py asserts" "Currently only bfloat16 is supported"
+expect_status 1 "without the chips torch_xla has no TPU" -- tp "CCL_TPU_METADATA=$work/metadata.json" -- ici_mesh.fsdp=8
+expect_status 0 "a start past max_steps-2 turns profiling off" -- tp CCL_TPU_CHIPS=8 "CCL_TPU_METADATA=$work/metadata.json" -- \
+    ici_mesh.fsdp=8 task.max_steps=5 profile_start_step=4 "profile_dir=$work/tp-off"
+[ -z "$(find "$work/tp-off" -name '*.xplane.pb' 2>/dev/null)" ] && pass || fail "the torchprime double profiled past its last step"
 # vLLM's TPU double: the contract's options only, and only on the chips it has.
 expect_status 2 "vllm refuses an option the contract lacks" -- env CCL_TPU_CHIPS=4 tests/doubles/images/vllm-tpu/bin/vllm bench latency --model m --no-such-option
 expect_output "as argparse does" "unrecognized arguments: --no-such-option"

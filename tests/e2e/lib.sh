@@ -13,6 +13,8 @@ case "$CCL_TEST_TMP" in
 */build*/*) ;;
 *) echo "refusing to use scratch directory outside the build tree: $CCL_TEST_TMP" >&2; exit 1 ;;
 esac
+# A developer's own defaults.yaml must not change what a suite sees (user_defaults.sh tests it).
+export CCL_HARNESS_DEFAULTS=none
 SCRATCH="$CCL_TEST_TMP/$(basename "$0" .sh)"
 rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH"

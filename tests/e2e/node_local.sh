@@ -152,8 +152,10 @@ refused_on "the old template" node1
 
 # The shape a shared /tmp hides: HF_HOME made by the batch script alone, on the batch host
 # (node1). node1's container starts; node2's is refused.
-sed -i 's|^export HF_HOME=\(.*\)$|&\nmkdir -p "$HF_HOME"|' "$old_home/$template"
-grep -qx 'mkdir -p "\$HF_HOME"' "$old_home/$template" && pass || fail "the batch-host-only variant was not made"
+# (The export is the templates' shared hf_cache partial.)
+partial=templates/common/hf_cache.mustache
+sed -i 's|^export HF_HOME=\(.*\)$|&\nmkdir -p "$HF_HOME"|' "$old_home/$partial"
+grep -qx 'mkdir -p "\$HF_HOME"' "$old_home/$partial" && pass || fail "the batch-host-only variant was not made"
 refused_on "HF_HOME made on the batch host only" node2
 run=$(latest_run)
 grep -rqF "no such file or directory on node1" "$run/logs" && fail "batch host only: node1 was refused: $(tail -n 5 "$run"/logs/* 2>&1)" || pass

@@ -42,14 +42,17 @@ TABLE = {
     "llama-3.1-8b-torchtitan-perlmutter": PERLMUTTER,
     "qwen3-4b-torchtitan-perlmutter": PERLMUTTER,
     "qwen3-4b-vllm-perlmutter": PERLMUTTER + ["one_json_per_timed_pass", "dataset_is_what_runs"],
+    # vllm serve + vllm bench serve: the client reads the card's dataset itself.
+    "mixtral-8x7b-vllm-serve-perlmutter": PERLMUTTER,
     "deepseek-moe-16b-sglang-perlmutter": PERLMUTTER + ["one_json_per_timed_pass", "dataset_is_what_runs"],
     "qwen3-4b-vllm-tpu-v6e": TPU + ["one_json_per_timed_pass", "dataset_is_what_runs"],
     "deepseek-v2-16b-maxtext-tpu-v6e": TPU,
     "llama-3.1-8b-maxtext-tpu-v6e-16": TPU,
+    "llama-3.1-8b-torchxla-tpu": TPU,
     "tiny-ddp": [],
 }
 # What starts the framework in each template: the lines the process rules look at.
-FRAMEWORK_START = re.compile(r"vllm bench latency|\btorchrun\b|sglang\.bench_one_batch|torchtitan\.train|MaxText\.train|"
+FRAMEWORK_START = re.compile(r"vllm bench latency|vllm serve\b|vllm bench serve\b|\btorchrun\b|sglang\.bench_one_batch|torchtitan\.train|MaxText\.train|torch_xla_models/train\.py|"
                              r"\"\$\{launch\[@\]\}\"|\"\$\{launcher\[@\]\}\"")
 def scripts(rendered):
     names = ["launch.sbatch", "launch.sh", "remote.sh"]

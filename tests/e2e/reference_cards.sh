@@ -79,5 +79,9 @@ expect_status 0 "pyconfig key typo" -- "$CCL_HARNESS" validate --strict "$maxtex
 expect_output "a pyconfig key is checked as key=value" '"stpes=4" is not among the options maxtext-tpu-recipes-v0.1.4.yaml'
 expect_status 0 "validate --strict --json carries it" -- "$CCL_HARNESS" validate --strict --json "$maxtext" --set 'launch.args=[stpes=4]'
 expect_output "as a warning on launch.args" '"field": "launch.args"'
+# Hydra overrides (torchxla's torchprime) are checked as key=value too, dotted keys included.
+torchxla=workloads/llama-3.1-8b-torchxla-tpu/llama-3.1-8b-torchxla-tpu.yaml
+expect_status 0 "Hydra key typo" -- "$CCL_HARNESS" validate --strict "$torchxla" --set 'launch.args=[task.max_stpes=4]'
+expect_output "a Hydra key is checked as key=value" '"task.max_stpes=4" is not among the options torchxla-ea8f14b64a1f14bcb5b6603dd3d41911d414c5f7.yaml'
 
 finish

@@ -9,6 +9,7 @@
 #include <fstream>
 
 using namespace harness;
+using harness::test::ScopedEnv;
 using harness::test::TempDir;
 
 TEST_CASE("every shipped cluster profile is valid") {
@@ -35,37 +36,6 @@ TEST_CASE("a broken profile reports its problems") {
 }
 
 namespace {
-
-/// Sets (or unsets, for nullptr) an environment variable for one test, then restores it.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const char* value) : m_name(name) {
-        if (const char* old = std::getenv(name); old != nullptr) {
-            m_old = old;
-            m_had = true;
-        }
-        if (value != nullptr) {
-            ::setenv(name, value, 1);
-        } else {
-            ::unsetenv(name);
-        }
-    }
-    ~ScopedEnv() {
-        if (m_had) {
-            ::setenv(m_name.c_str(), m_old.c_str(), 1);
-        } else {
-            ::unsetenv(m_name.c_str());
-        }
-    }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    std::string m_name;
-    std::string m_old;
-    bool m_had = false;
-};
-
 std::string local_profile_named(const std::string& name) {
     std::ifstream in(harness_home() / "clusters" / "local.yaml");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -176,4 +146,24 @@ TEST_CASE("--cluster PATH names a profile file") {
         CHECK_THROWS_WITH(ClusterProfile::find(other.string(), harness_home()),
                           Catch::Contains(other.string() + ":2:7: name: must match the file name \"other\""));
     }
+}
+
+TEST_CASE("a profile that extends a shipped one states only what differs", "[cluster]") {
+    TempDir dir;
+    const fs::path file = dir.write("perlmutter-m1.yaml", "name: perlmutter-m1\nextends: perlmutter\ndescription: ours\n"
+                                                          "slurm:\n  qos: premium\nenv:\n  NCCL_DEBUG: INFO\n");
+    const ClusterProfile mine = ClusterProfile::find(file.string(), harness_home());
+    const ClusterProfile shipped = ClusterProfile::load(harness_home() / "clusters", "perlmutter");
+    CHECK(mine.qos == "premium");
+    CHECK(mine.constraint == shipped.constraint); // inherited
+    CHECK(mine.templates == "perlmutter");
+    CHECK(mine.accelerators_per_node == 4);
+    CHECK(mine.env.size() == shipped.env.size() + 1); // env merged key by key
+    // Each value is located where it was written: ours in our file, the rest in the shipped one.
+    CHECK(mine.location("slurm.qos") == file.string() + ":5:8");
+    CHECK(mine.location("slurm.constraint").find((harness_home() / "clusters" / "perlmutter.yaml").string()) == 0);
+    const fs::path typo = dir.write("x.yaml", "name: x\nextends: perlmuter\n");
+    CHECK_THROWS_WITH(
+        ClusterProfile::find(typo.string(), harness_home()),
+        Catch::Contains(typo.string() + ":2:10: extends: no shipped profile \"perlmuter\" (did you mean \"perlmutter\"?)"));
 }

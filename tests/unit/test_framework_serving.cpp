@@ -1,4 +1,4 @@
-// harness/plan/frameworks/vllm.cpp and sglang.cpp: each card field that describes a serving run changes
+// harness/plan/frameworks/vllm.cpp, vllm_serve.cpp and sglang.cpp: each card field that describes a serving run changes
 // the rendered Perlmutter script, or strict planning refuses it naming the field.
 #include "card/cluster.hpp"
 #include "plan/plan.hpp"
@@ -223,5 +223,57 @@ TEST_CASE("a serving card without a launch.profile gets its benchmark's window a
         const std::string text = render(card).diagnostics.format();
         CHECK_THAT(text, Catch::Contains("launch.profile.active: active 2"));
         CHECK_THAT(text, !Catch::Contains("the card does not set launch.profile.active"));
+    }
+}
+
+namespace {
+const char* k_vllm_serve = "workloads/mixtral-8x7b-vllm-serve-perlmutter/mixtral-8x7b-vllm-serve-perlmutter.yaml";
+} // namespace
+
+TEST_CASE("a serving vLLM card renders vllm serve and vllm bench serve, and says why") {
+    const Rendered r = render(reference_card(k_vllm_serve));
+    INFO(r.diagnostics.format());
+    REQUIRE_FALSE(r.diagnostics.has_errors());
+    CHECK(r.plan.framework_config.at("serve") == "true");
+    CHECK(r.plan.origins.at("framework_config.serve").detail.find("workload.model.phase") != std::string::npos);
+    CHECK(has(r, "serve_args=(\n    mistralai/Mixtral-8x7B-v0.1\n")); // model_tag, not --model
+    CHECK(has(r, "    --data-parallel-size 4\n    --enable-expert-parallel\n"));
+    CHECK(has(r, "    --max-num-seqs 32\n"));
+    CHECK(has(r, "    --dataset-name random\n    --num-prompts 64\n    --request-rate 8\n"));
+    CHECK(has(r, "    --random-input-len 1024\n    --random-output-len 128\n"));
+    CHECK(has(r, "--result-filename bench_serve.json"));
+    CHECK_FALSE(has(r, "vllm bench latency"));
+    CHECK(r.script.find("--help-command \"vllm serve\"") < r.script.find("vllm serve \"${serve_args[@]}\""));
+}
+
+TEST_CASE("each card field that describes the vLLM server changes the render or is refused") {
+    const std::string card = reference_card(k_vllm_serve);
+    SECTION("a dataset only the serving bench reads picks serving for an inference card") {
+        const std::string sharegpt = with(with(card, "phase: serving", "phase: inference"), "dataset: random",
+                                          "dataset: ShareGPT_V3_unfiltered_cleaned_split");
+        refused(render(sharegpt), "launch.dataset_path", "--dataset-path");
+        const Rendered r = render(with(sharegpt, "  args:\n", "  dataset_path: /data/sharegpt.json\n  args:\n"));
+        INFO(r.diagnostics.format());
+        CHECK(has(r, "    --dataset-name sharegpt\n"));
+        CHECK(has(r, "dataset_path=/data/sharegpt.json\n"));
+        CHECK(has(r, "output_len_option=--sharegpt-output-len\n"));
+        CHECK(has(r, "bench_args+=(\"$output_len_option\" 128)\n"));
+        CHECK(r.plan.origins.at("framework_config.serve").detail.find("workload.data.dataset") != std::string::npos);
+    }
+    SECTION("wikitext, which no serving loader reads") {
+        refused(render(with(card, "dataset: random", "dataset: wikitext")), "workload.data.dataset",
+                "not a dataset vllm bench serve reads");
+    }
+    SECTION("defaults for the client, with their reasons") {
+        const Rendered r = render(with(with(card, "    num_prompts: 64\n", ""), "    request_rate: 8\n", ""));
+        CHECK(has(r, "    --num-prompts 1000\n    --request-rate inf\n"));
+        CHECK(r.plan.origins.at("framework_config.num_prompts").detail.find("default=1000") != std::string::npos);
+    }
+    SECTION("expert parallelism is tp x dp or nothing") {
+        refused(render(with(card, "    ep: 4", "    ep: 2")), "model_plan_parallelization.ep", "tp·dp = 4");
+    }
+    SECTION("one tracer") {
+        refused(render(with(card, "    - json\n  metrics_specific_trace", "    - json\n    - nsys\n  metrics_specific_trace")),
+                "metric_source.traces", "CUPTI");
     }
 }

@@ -22,7 +22,9 @@ std::string repository_name(const std::string& repo) {
     return to_lower(name);
 }
 
-std::optional<FrameworkContract> load_contract(const fs::path& file) {
+/// `section`: "" for the contract's top-level options, else the section whose options: apply
+/// (vLLM's serve: when launch.args go to `vllm serve`, not to the offline bench).
+std::optional<FrameworkContract> load_contract(const fs::path& file, const std::string& section) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) {
         return std::nullopt;
@@ -32,7 +34,7 @@ std::optional<FrameworkContract> load_contract(const fs::path& file) {
         FrameworkContract contract;
         contract.file = file;
         contract.parser = root["parser"] ? root["parser"].as<std::string>() : "";
-        for (const YAML::Node& option : root["options"]) {
+        for (const YAML::Node& option : section.empty() ? root["options"] : root[section]["options"]) {
             if (option["name"]) {
                 contract.options.insert(option["name"].as<std::string>());
             }
@@ -50,19 +52,22 @@ std::optional<FrameworkContract> find_contract(const Plan& plan, const fs::path&
     if (plan.source_ref.empty() || plan.source_ref.find('/') != std::string::npos || plan.framework.empty()) {
         return std::nullopt;
     }
-    if (auto contract = load_contract(contracts_dir / (plan.framework + "-" + plan.source_ref + ".yaml"))) {
+    const auto serve = plan.framework_config.find("serve");
+    const std::string section = serve != plan.framework_config.end() && serve->second == "true" ? "serve" : "";
+    if (auto contract = load_contract(contracts_dir / (plan.framework + "-" + plan.source_ref + ".yaml"), section)) {
         return contract;
     }
     const std::string repo = repository_name(plan.source_repo);
     if (repo.empty() || repo == plan.framework) {
         return std::nullopt;
     }
-    return load_contract(contracts_dir / (repo + "-" + plan.source_ref + ".yaml"));
+    return load_contract(contracts_dir / (repo + "-" + plan.source_ref + ".yaml"), section);
 }
 
 std::vector<std::string> args_outside_contract(const std::vector<std::string>& args, const FrameworkContract& contract) {
     std::vector<std::string> out;
-    const bool pyconfig = contract.parser == "pyconfig";
+    // Hydra (torchxla) takes KEY=VALUE overrides as pyconfig does.
+    const bool pyconfig = contract.parser == "pyconfig" || contract.parser == "hydra";
     for (const std::string& arg : args) {
         const std::size_t equals = arg.find('=');
         if (pyconfig) {

@@ -77,6 +77,8 @@ void plan_framework(const WorkloadCard& card, Plan& plan, PlanFindings& findings
         plan_sglang(card, plan, findings);
     } else if (plan.framework == "maxtext") {
         plan_maxtext(card, plan, findings);
+    } else if (plan.framework == "torchxla") {
+        plan_torchxla(card, plan, findings);
     }
 }
 

@@ -52,5 +52,6 @@ void plan_megatron(const WorkloadCard& card, Plan& plan, PlanFindings& findings)
 void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings);
 void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings);
 void plan_maxtext(const WorkloadCard& card, Plan& plan, PlanFindings& findings);
+void plan_torchxla(const WorkloadCard& card, Plan& plan, PlanFindings& findings);
 
 } // namespace harness

@@ -1,12 +1,17 @@
 // vLLM's `vllm bench latency` (docs/contracts/vllm-v0.19.0.yaml): how the card's run becomes the
-// bench's options, and what the bench cannot do.
+// bench's options, and what the bench cannot do. A serving card goes to vllm_serve.cpp instead.
 #include "plan/frameworks/framework_plan.hpp"
+#include "plan/frameworks/vllm_serve.hpp"
 
 #include <fmt/format.h>
 
 namespace harness {
 
 void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    if (const std::string reason = vllm_serve_reason(card); !reason.empty()) {
+        plan_vllm_serve(card, plan, findings, reason);
+        return;
+    }
     if (!plan.phase.empty() && plan.phase == "training") {
         findings.problem("workload.model.phase", "training is not supported for vllm (vllm bench latency runs inference)");
     }

@@ -1,0 +1,203 @@
+// vLLM online serving (docs/contracts/vllm-v0.19.0.yaml, serve: and bench_serve:): the card's run
+// becomes the options of `vllm serve` (the engine, traced) and `vllm bench serve` (the client).
+#include "plan/frameworks/vllm_serve.hpp"
+
+#include "card/schema.hpp"
+#include "card/yaml_document.hpp"
+#include "util/quote.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+namespace harness {
+
+namespace {
+
+/// What `vllm bench serve --dataset-name` a card's dataset is, and whether it needs a file.
+struct ServeDataset {
+    std::string name; ///< sharegpt | burstgpt | custom | sonnet | hf | random; "" when none fits
+    bool needs_path = false;
+};
+
+bool random_prompts(const std::string& lower) {
+    return lower.empty() || lower == "random" || lower == "synthetic" || lower == "dummy" || starts_with(lower, "random_") ||
+           ends_with(lower, "_random");
+}
+
+// The names are add_dataset_parser's --dataset-name choices (vllm/benchmarks/datasets.py); every
+// one but random reads --dataset-path (ShareGPTDataset, BurstGPTDataset, CustomDataset,
+// SonnetDataset load it; hf takes a Hugging Face dataset id there).
+ServeDataset serve_dataset(const std::string& dataset) {
+    const std::string lower = to_lower(trim(dataset));
+    if (random_prompts(lower)) {
+        return {"random", false};
+    }
+    for (const char* name : {"sharegpt", "burstgpt", "sonnet"}) {
+        if (lower.find(name) != std::string::npos) {
+            return {name, true};
+        }
+    }
+    if (starts_with(lower, "custom")) {
+        return {"custom", true};
+    }
+    if (lower.find('/') != std::string::npos) {
+        return {"hf", false}; // an HF dataset id (org/name) is its own --dataset-path
+    }
+    return {};
+}
+
+std::string located(const WorkloadCard& card, const std::string& path) {
+    return fmt::format("{} ({})", card.document().location(find_node(card.document().root(), path), path), path);
+}
+
+/// The first of `spellings` (the corpus writes max-num-seqs; argparse's dest is max_num_seqs)
+/// the card's data section holds as an integer, and its path.
+std::pair<std::string, long long> data_int(const WorkloadCard& card, std::initializer_list<const char*> spellings) {
+    for (const char* key : spellings) {
+        const std::string path = std::string("workload.data.") + key;
+        long long value = 0;
+        if (read_int(find_node(card.document().root(), path), value)) {
+            return {path, value};
+        }
+    }
+    return {"", 0};
+}
+
+void set_engine_limits(const WorkloadCard& card, Plan& plan) {
+    struct Limit {
+        const char* key;
+        std::initializer_list<const char*> spellings;
+    };
+    for (const Limit& limit : {Limit{"max_model_len", {"max-model-len", "max_model_len"}},
+                               Limit{"max_num_batched_tokens", {"max-num-batched-tokens", "max_num_batched_tokens"}},
+                               Limit{"max_num_seqs", {"max-num-seqs", "max_num_seqs"}}}) {
+        const auto [path, value] = data_int(card, limit.spellings);
+        if (!path.empty()) {
+            set_framework_value(plan, limit.key, std::to_string(value), located(card, path));
+        }
+    }
+}
+
+void plan_client(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    const ServeDataset dataset = serve_dataset(card.dataset);
+    if (dataset.name.empty()) {
+        // wikitext, c4...: not among --dataset-name's choices, and --dataset-name hf loads only the
+        // HF datasets get_samples has a loader class for (others: "Unsupported dataset path").
+        findings.problem("workload.data.dataset",
+                         fmt::format("{} is not a dataset vllm bench serve reads: its --dataset-name takes sharegpt, "
+                                     "burstgpt, custom, sonnet, random, or hf with a Hugging Face dataset id it has a "
+                                     "loader for (wikitext and c4 have none); set dataset: random, or ShareGPT/custom "
+                                     "with launch.dataset_path naming the file",
+                                     enquote(card.dataset)));
+        return;
+    }
+    const std::string where = card.dataset.empty() ? "workload.data.dataset not set: random prompts"
+                                                   : located(card, "workload.data.dataset");
+    set_framework_value(plan, "dataset_name", dataset.name, where);
+    if (dataset.name == "random") {
+        set_framework_value(plan, "dataset_random", "true", "--random-input-len input_len, --random-output-len output_len");
+    }
+    std::string path = card.launch.dataset_path;
+    if (path.empty() && dataset.name == "hf") {
+        path = trim(card.dataset);
+    }
+    if (!path.empty() && dataset.name != "random") {
+        set_framework_value(plan, "dataset_path", path,
+                            card.launch.dataset_path.empty() ? "the HF dataset id workload.data.dataset names"
+                                                             : located(card, "launch.dataset_path"));
+    } else if (dataset.needs_path) {
+        findings.problem("launch.dataset_path",
+                         fmt::format("not set: dataset {} is a file vllm bench serve reads with --dataset-path "
+                                     "(--dataset-name {}); set launch.dataset_path to it (a path the job's node sees)",
+                                     enquote(card.dataset), dataset.name));
+    } else if (!path.empty()) {
+        // datasets.py _ValidateDatasetArgs: "Cannot use 'random' dataset with --dataset-path".
+        findings.problem("launch.dataset_path", "set, but the dataset is random prompts: vllm bench serve refuses "
+                                                "--dataset-path with --dataset-name random");
+    }
+    if (card.output_len && (dataset.name == "sharegpt" || dataset.name == "custom" || dataset.name == "hf")) {
+        set_framework_value(plan, "dataset_output_len_option", "--" + dataset.name + "-output-len",
+                            "workload.data.output_len caps each request's generated tokens");
+    }
+
+    const auto [prompts_path, prompts] = data_int(card, {"num_prompts", "num-prompts"});
+    set_framework_value(plan, "num_prompts", std::to_string(prompts_path.empty() ? 1000 : prompts),
+                        prompts_path.empty() ? "vllm bench serve's own default (datasets.py add_dataset_parser: "
+                                               "--num-prompts default=1000); workload.data.num_prompts sets it"
+                                             : located(card, prompts_path));
+    const std::string rate_path = "workload.data.request_rate";
+    const YAML::Node rate = find_node(card.document().root(), rate_path);
+    double rate_value = 0;
+    if (read_number(rate, rate_value) && rate_value > 0) {
+        set_framework_value(plan, "request_rate", trim(scalar_text(rate)), located(card, rate_path));
+    } else {
+        set_framework_value(plan, "request_rate", "inf",
+                            "vllm bench serve's own default (serve.py add_cli_args: --request-rate "
+                            "default=float(\"inf\"): every request at time 0); workload.data.request_rate sets it");
+    }
+}
+
+} // namespace
+
+std::string vllm_serve_reason(const WorkloadCard& card) {
+    if (card.phase == "serving") {
+        return fmt::format("{}: serving: vllm serve, then vllm bench serve against it", located(card, "workload.model.phase"));
+    }
+    const ServeDataset dataset = serve_dataset(card.dataset);
+    if (!dataset.name.empty() && dataset.name != "random") {
+        return fmt::format("{}: {} is read by vllm bench serve (--dataset-name {}), not by vllm bench latency's "
+                           "random prompts: vllm serve, then vllm bench serve against it",
+                           located(card, "workload.data.dataset"), enquote(card.dataset), dataset.name);
+    }
+    return {};
+}
+
+void plan_vllm_serve(const WorkloadCard& card, Plan& plan, PlanFindings& findings, const std::string& reason) {
+    set_framework_value(plan, "serve", "true", reason);
+    set_torch_dtype(plan, findings, "vllm");
+
+    // One server: dp engine processes of tp × pp GPU workers each (--data-parallel-size), on one
+    // node: its multi-node form (--data-parallel-address, a head and headless nodes) is not rendered.
+    const Parallelism& par = plan.parallelism;
+    const long long dp = par.dp_replicate * par.dp_shard;
+    set_framework_value(plan, "data_parallel_size", std::to_string(dp), "dp_replicate × dp_shard: one engine per replica");
+    if (card.has_executor && plan.nodes > 1) {
+        findings.problem(k_parallel_field,
+                         fmt::format("{} nodes: the rendered vllm serve runs on one node (tp × pp × dp = {} GPUs); "
+                                     "a multi-node server (--data-parallel-address, headless engines) is not rendered",
+                                     plan.nodes, plan.world_size));
+    }
+    if (card.has_executor && par.cp > 1) {
+        findings.problem(std::string(k_parallel_field) + "cp",
+                         fmt::format("cp {} is not supported for vllm serve: it runs tp × pp × dp only", par.cp));
+    }
+    const bool expert_parallel = par.ep > 1;
+    if (card.has_executor && expert_parallel && par.ep != par.tp * dp) {
+        findings.problem(std::string(k_parallel_field) + "ep",
+                         fmt::format("ep {} is not what vllm runs: --enable-expert-parallel spreads the experts over "
+                                     "the tp × dp group, so ep is 1 or tp·dp = {}",
+                                     par.ep, par.tp * dp));
+    }
+    if (card.has_executor && expert_parallel && !card.moe) {
+        findings.problem(std::string(k_parallel_field) + "ep",
+                         fmt::format("ep {} on a model the card says is not MoE (workload.model.moe: false)", par.ep));
+    }
+    set_framework_value(plan, "expert_parallel", expert_parallel ? "true" : "false",
+                        expert_parallel ? "--enable-expert-parallel: vllm's ep is tp·dp" : "ep 1: experts tensor-sharded");
+    if (plan.traces("torch_profiler") && plan.traces("nsys")) {
+        findings.problem("metric_source.traces",
+                         "json and nsys together are not supported for vllm serve: the server runs once, and CUPTI "
+                         "takes one subscriber (torch.profiler or Nsight Systems); keep one of them");
+    }
+    set_engine_limits(card, plan);
+    // Loading the weights and capturing graphs takes minutes (Mixtral-8x7B: several on A100s);
+    // past this the job stops instead of waiting out its time limit on a server that hangs.
+    set_framework_value(plan, "health_timeout_s", "1800",
+                        "how long the job waits for the server's /health (CCL_SERVE_HEALTH_TIMEOUT overrides it)");
+    plan_client(card, plan, findings);
+    // The window is the whole benchmark: bench serve --profile posts /start_profile before the
+    // first request and /stop_profile after the last; no ProfilerStep#N, execute_context_* steps.
+    plan.traced_steps = 0;
+}
+
+} // namespace harness
