@@ -60,6 +60,23 @@ bool read_bool(const YAML::Node& node, bool& out) {
 
 namespace {
 
+/// A list where one value belongs (batch_size: [1, 2, 4]) is how the corpus writes a sweep: say
+/// the command that runs one.
+std::string sweep_hint(const YAML::Node& node, const std::string& path) {
+    if (!node.IsSequence() || node.size() == 0) {
+        return {};
+    }
+    std::vector<std::string> values;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+        if (!node[i].IsScalar()) {
+            return {};
+        }
+        values.push_back(node[i].Scalar());
+    }
+    return fmt::format("; a list is a sweep, one run per value: ccl-harness sweep CARD --vary {}={} (with one value here)", path,
+                       join(values, ","));
+}
+
 std::string describe(const YAML::Node& node) {
     if (!node.IsDefined() || node.IsNull()) {
         return "nothing";
@@ -249,7 +266,7 @@ void Checker::check_scalar_kind(const YAML::Node& node, const FieldSpec& spec, c
                            : spec.kind == ValueKind::number     ? "a number"
                            : spec.kind == ValueKind::boolean    ? "true or false"
                                                                 : "a single value";
-        m_out.error(where(node, path), path, fmt::format("expected {}, got {}", what, describe(node)));
+        m_out.error(where(node, path), path, fmt::format("expected {}, got {}{}", what, describe(node), sweep_hint(node, path)));
         return;
     }
     long long integer = 0;

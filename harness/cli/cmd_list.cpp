@@ -41,7 +41,7 @@ int run_list(const ListOptions& options) {
 
 void add_list(CLI::App& sub, Action& action) {
     auto options = std::make_shared<ListOptions>();
-    sub.add_option("section", options->section, "clusters, frameworks, templates or metrics (default: all four)");
+    sub.add_option("section", options->section, "clusters, frameworks, templates, metrics or workloads (default: all five)");
     sub.add_flag("--json", options->json, "print one JSON object with a list per section");
     sub.add_flag("--names", options->names, "print bare names, one per line (for shell completion)");
     sub.footer("clusters: every profile --cluster NAME can find, the user's ($XDG_CONFIG_HOME/ccl-harness/clusters,\n"

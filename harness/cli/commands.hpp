@@ -39,6 +39,7 @@ void add_manpage(CLI::App& sub, Action& action);    // cli/cmd_completion.cpp (h
 void add_schema(CLI::App& sub, Action& action);
 void add_list(CLI::App& sub, Action& action);
 void add_explain(CLI::App& sub, Action& action);
+void add_adopt(CLI::App& sub, Action& action);
 
 inline const Command k_commands[] = {
     {"validate", "check workload cards (or cluster profiles) and report every problem with file:line:column", add_validate},
@@ -51,6 +52,8 @@ inline const Command k_commands[] = {
     {"attach", "follow a detached Slurm run (run --detach, a dropped session, a dead harness) to its end, collect and pack",
      add_attach},
     {"pack", "pack a run directory into a verifiable, deterministic <name>.tar.zst bundle", add_pack},
+    {"adopt", "complete an archived card from the scripts its contributor ran (parsed, never run): launch: block, silent fields",
+     add_adopt},
     {"ingest", "make a run directory and verified bundle from a job the harness did not run (hand-run, archived)", add_ingest},
     {"verify", "check a bundle: checksums, card, traces, rank count, provenance pins (exit 0 valid, 1 invalid, 2 unusable)",
      add_verify},

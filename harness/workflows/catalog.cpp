@@ -1,5 +1,6 @@
 #include "workflows/catalog.hpp"
 
+#include "card/card.hpp"
 #include "metrics/metrics.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
@@ -47,7 +48,7 @@ std::vector<std::string> files_under(const fs::path& dir) {
 } // namespace
 
 const std::vector<std::string>& catalog_sections() {
-    static const std::vector<std::string> k_sections = {"clusters", "frameworks", "templates", "metrics"};
+    static const std::vector<std::string> k_sections = {"clusters", "frameworks", "templates", "metrics", "workloads"};
     return k_sections;
 }
 
@@ -70,6 +71,25 @@ Catalog read_catalog(const fs::path& home) {
     for (const auto& [name, summary] : metrics::metric_summaries()) {
         catalog.metrics.push_back({name, summary});
     }
+    std::error_code ec;
+    for (const auto& dir : fs::directory_iterator(home / "workloads", ec)) {
+        const fs::path file = dir.path() / (dir.path().filename().string() + ".yaml");
+        if (!dir.is_directory() || !fs::is_regular_file(file, ec)) {
+            continue;
+        }
+        CatalogWorkload workload{dir.path().filename().string(), file, {}, {}, {}, {}};
+        try {
+            const WorkloadCard card = WorkloadCard::load(file);
+            workload.framework = card.framework;
+            workload.target = card.launch.cluster;
+            workload.description = trim(card.description);
+        } catch (const HarnessError& error) {
+            workload.error = error.what();
+        }
+        catalog.workloads.push_back(std::move(workload));
+    }
+    std::sort(catalog.workloads.begin(), catalog.workloads.end(),
+              [](const CatalogWorkload& a, const CatalogWorkload& b) { return a.name < b.name; });
     return catalog;
 }
 
@@ -90,6 +110,10 @@ std::vector<std::string> catalog_names(const Catalog& catalog, const std::string
     } else if (section == "metrics") {
         for (const auto& metric : catalog.metrics) {
             out.push_back(metric.name);
+        }
+    } else if (section == "workloads") {
+        for (const auto& workload : catalog.workloads) {
+            out.push_back(workload.file.string());
         }
     } else {
         const std::string suggestion = closest_match(section, catalog_sections());
@@ -132,6 +156,18 @@ Json catalog_to_json(const Catalog& catalog, const std::vector<std::string>& sec
         } else if (section == "metrics") {
             for (const auto& metric : catalog.metrics) {
                 items.push_back(Json(Json::Object{{"name", metric.name}, {"definition", metric.definition}}));
+            }
+        } else if (section == "workloads") {
+            for (const auto& workload : catalog.workloads) {
+                Json item = Json(Json::Object{{"name", workload.name},
+                                              {"file", workload.file.string()},
+                                              {"framework", workload.framework},
+                                              {"target", workload.target},
+                                              {"description", workload.description}});
+                if (!workload.error.empty()) {
+                    item["error"] = workload.error;
+                }
+                items.push_back(item);
             }
         } else {
             catalog_names(catalog, section); // throws the unknown-section error
@@ -177,6 +213,12 @@ std::string format_catalog(const Catalog& catalog, const std::vector<std::string
             heading = "metrics (ccl-harness metrics --metric NAME):";
             for (const auto& metric : catalog.metrics) {
                 rows.push_back({metric.name, metric.definition});
+            }
+        } else if (section == "workloads") {
+            heading = "workloads (reference cards: ccl-harness run FILE):";
+            for (const auto& workload : catalog.workloads) {
+                rows.push_back({workload.file.string(), workload.error.empty() ? workload.framework : "invalid: " + workload.error,
+                                workload.target.empty() ? "-" : workload.target});
             }
         } else {
             catalog_names(catalog, section); // throws the unknown-section error

@@ -35,12 +35,23 @@ struct CatalogMetric {
     std::string definition;
 };
 
+/// A reference card shipped in workloads/<name>/<name>.yaml.
+struct CatalogWorkload {
+    std::string name;
+    fs::path file;
+    std::string framework;
+    std::string target; ///< launch.cluster; empty when the card names none
+    std::string description;
+    std::string error; ///< a card that does not load: why
+};
+
 struct Catalog {
     std::vector<fs::path> cluster_dirs; ///< where profile names were looked up, first wins
     std::vector<CatalogCluster> clusters;
     std::vector<CatalogFramework> frameworks;
     std::vector<CatalogTemplateSet> templates;
     std::vector<CatalogMetric> metrics;
+    std::vector<CatalogWorkload> workloads;
 };
 
 /// The catalog sections, in `list`'s order.
@@ -52,7 +63,8 @@ Catalog read_catalog(const fs::path& home);
 /// `section`'s bare names, one per item (for shell completion); an unknown section is an input error.
 std::vector<std::string> catalog_names(const Catalog& catalog, const std::string& section);
 
-/// {"clusters": [...], "frameworks": [...], "templates": [...], "metrics": [...]}, only `sections`.
+/// {"clusters": [...], "frameworks": [...], "templates": [...], "metrics": [...], "workloads": [...]},
+/// only `sections`.
 Json catalog_to_json(const Catalog& catalog, const std::vector<std::string>& sections);
 
 /// The human form of `sections`: a heading each, then aligned rows.

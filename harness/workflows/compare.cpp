@@ -362,10 +362,55 @@ void load_sweep(const fs::path& dir, const CompareOptions& options, std::vector<
     }
 }
 
+bool is_sweep_dir(const fs::path& input) {
+    std::error_code ec;
+    return fs::is_directory(input, ec) && fs::is_regular_file(input / k_sweep_file, ec);
+}
+
+/// A results directory (`run --results DIR`): neither a run nor a sweep itself, it holds them.
+bool is_results_dir(const fs::path& input) {
+    std::error_code ec;
+    if (!fs::is_directory(input, ec) || fs::exists(input / run_files::k_record, ec) || is_sweep_dir(input)) {
+        return false;
+    }
+    for (const auto& entry : fs::directory_iterator(input, ec)) {
+        if (entry.is_directory(ec) && (fs::is_regular_file(entry.path() / run_files::k_record, ec) || is_sweep_dir(entry.path()))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// Every run of a results directory, sorted by name, and its sweeps; a run that did not complete
+/// goes to `left_out` with its state (its traces, if any, are not a result).
+void load_results(const fs::path& dir, const CompareOptions& options, std::vector<ComparedRun>& runs,
+                  std::vector<std::string>& left_out) {
+    std::vector<fs::path> children;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        if (entry.is_directory(ec)) {
+            children.push_back(entry.path());
+        }
+    }
+    std::sort(children.begin(), children.end());
+    for (const fs::path& child : children) {
+        if (is_sweep_dir(child)) {
+            load_sweep(child, options, runs, left_out);
+        } else if (fs::is_regular_file(child / run_files::k_record, ec)) {
+            const RunRecord record = RunRecord::load(child);
+            if (record.state != RunState::completed) {
+                left_out.push_back(fmt::format("{}: {}", child.filename().string(), to_string(record.state)));
+                continue;
+            }
+            runs.push_back(load_compared_run(child, options));
+        }
+    }
+}
+
 } // namespace
 
 Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOptions& options) {
-    const auto is_sweep = [](const fs::path& input) { return fs::is_directory(input) && fs::is_regular_file(input / k_sweep_file); };
+    const auto is_sweep = [](const fs::path& input) { return is_sweep_dir(input) || is_results_dir(input); };
     const bool sweeps = std::any_of(inputs.begin(), inputs.end(), is_sweep);
     // Without a sweep the count is known before anything is read.
     if (inputs.size() < 2 && !sweeps) {
@@ -374,15 +419,20 @@ Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOption
     }
     Comparison out;
     for (const fs::path& input : inputs) {
-        if (is_sweep(input)) {
+        if (is_sweep_dir(input)) {
             load_sweep(input, options, out.runs, out.left_out);
+        } else if (is_results_dir(input)) {
+            load_results(input, options, out.runs, out.left_out);
         } else {
             out.runs.push_back(load_compared_run(input, options));
         }
     }
     if (out.runs.size() < 2) {
         throw input_error(fmt::format("compare needs two or more runs or bundles, got {}{} (`ccl-harness metrics` shows one)",
-                                      out.runs.size(), sweeps ? " (counting each sweep point with a run directory)" : ""));
+                                      out.runs.size(),
+                                      sweeps ? " (counting each completed run of a results directory and each sweep point with a "
+                                               "run directory)"
+                                             : ""));
     }
     for (std::size_t i = 0; i < out.runs.size(); ++i) {
         out.ranking.push_back(i);

@@ -216,7 +216,11 @@ std::optional<double> seconds_between(const std::string& start, const std::strin
 ResultsStatus scan_results(const fs::path& results) {
     std::error_code ec;
     if (!fs::is_directory(results, ec)) {
-        throw input_error(fmt::format("{}: not a results directory", results.string()));
+        // Said the way a user looks for runs: what was looked at, and how to point elsewhere.
+        throw input_error(
+            fmt::format("{}: {}; runs go to ./results unless `run --results DIR` or `results:` in defaults.yaml put them elsewhere: "
+                        "ccl-harness status DIR",
+                        results.string(), fs::exists(results, ec) ? "not a directory" : "no such directory"));
     }
     ResultsStatus status;
     const auto add_sweep = [&status, &ec](const fs::path& dir) {

@@ -67,10 +67,19 @@ void gather_logs(const RunDirectory& dir, const SecretScrubber& secrets) {
 
 /// metrics.json beside the traces. A trace the metrics cannot read does not fail a run that
 /// completed: the bundle then has no metrics.json and `ccl-harness metrics` says what is wrong.
-/// Returns the warning, or empty.
-std::string record_metrics(const fs::path& run_dir) {
+/// Returns the warning, or empty; `headline` gets the numbers a run ends by saying.
+std::string record_metrics(const fs::path& run_dir, std::vector<std::pair<std::string, double>>& headline) {
     try {
-        write_file_atomic(run_dir / k_metrics_name, bundle_metrics(run_dir).dump());
+        const Json metrics = bundle_metrics(run_dir);
+        write_file_atomic(run_dir / k_metrics_name, metrics.dump());
+        const Json* all = metrics.find("metrics");
+        for (const char* name : {"avg_step_time", "compute_comm_overlap", "communication_fraction", "mfu"}) {
+            const Json* metric = all != nullptr ? all->find(name) : nullptr;
+            const Json* value = metric != nullptr ? metric->find("value") : nullptr;
+            if (value != nullptr && value->is_number()) {
+                headline.emplace_back(name, value->as_double());
+            }
+        }
     } catch (const HarnessError& error) {
         return fmt::format("no metrics.json: {}", error.what());
     }
@@ -357,7 +366,7 @@ RunOutcome finish_staged_run(StagedRun& staged, std::ostream& out) {
         outcome.traces.push_back(outcome.run_dir / "traces" / name);
     }
     if (record.state == RunState::completed) {
-        if (std::string warning = record_metrics(dir.path); !warning.empty()) {
+        if (std::string warning = record_metrics(dir.path, outcome.headline); !warning.empty()) {
             out << fmt::format("warning: {}\n", warning);
             outcome.warnings.push_back(std::move(warning));
         }
@@ -484,6 +493,15 @@ std::string format_run_outcome(const RunOutcome& outcome) {
     std::string text = fmt::format("run {} {}{}\n  run directory: {}\n  traces: {}\n", outcome.run_id, to_string(*outcome.state),
                                    outcome.reason.empty() ? "" : ": " + outcome.reason, outcome.run_dir.string(),
                                    traces.empty() ? "(none)" : join(traces, ", "));
+    if (!outcome.headline.empty()) {
+        std::vector<std::string> numbers;
+        for (const auto& [name, value] : outcome.headline) {
+            numbers.push_back(name == "avg_step_time" ? fmt::format("{} {:.6f} s", name, value)
+                                                      : fmt::format("{} {:.1f}%", name, value));
+        }
+        text += fmt::format("  metrics: {} (all: ccl-harness metrics {})\n", join(numbers, ", "),
+                            outcome.bundle ? outcome.bundle->path.string() : outcome.run_dir.string());
+    }
     if (outcome.bundle && outcome.bundle->files == 0) {
         // An existing bundle found, not packed now (attach of a run that had ended): uncounted.
         text += fmt::format("  bundle: {} (sha256 {})\n", outcome.bundle->path.string(), outcome.bundle->sha256);

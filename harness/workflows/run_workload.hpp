@@ -111,6 +111,9 @@ struct RunOutcome {
     std::string reason;            ///< why it did not complete, from run.json
     int exit_code = 0;             ///< 0 completed (or a dry run), 1 failed/timed out/packing failed, 2 invalid input, 130 cancelled
     std::vector<fs::path> traces;  ///< absolute paths of the collected traces
+    /// A completed run's headline metrics (metrics.json), by name: avg_step_time in seconds, the
+    /// fractions in percent; what `run` ends by saying.
+    std::vector<std::pair<std::string, double>> headline;
     std::optional<PackedBundle> bundle;
     std::string pack_error;            ///< packing failed: why (the run directory is intact)
     std::vector<std::string> warnings; ///< also streamed as progress; shown even when progress is not

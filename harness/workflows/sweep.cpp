@@ -256,6 +256,23 @@ std::string utc_stamp() {
     return stamp;
 }
 
+/// A value the field cannot hold (batch_size=abc) is a usage error before anything runs: skipping
+/// is for points that parse but do not fit the machine, and a silently missing point of a sweep
+/// (or a Slurm array) is a result nobody asked for.
+void check_axis_values(const fs::path& card_path, const std::vector<SweepAxis>& axes) {
+    for (const SweepAxis& axis : axes) {
+        for (const std::string& value : axis.values) {
+            const std::string assignment = axis.path + "=" + value;
+            const WorkloadCard card = WorkloadCard::load(card_path, {assignment});
+            for (const Diagnostic& item : card.diagnostics().items()) {
+                if (item.severity == Severity::error && starts_with(item.location, "--set ")) {
+                    throw input_error(fmt::format("--vary {}: {}", assignment, item.message));
+                }
+            }
+        }
+    }
+}
+
 /// `validate --strict` for one point: the reason it cannot run, or empty.
 std::string check_point(const fs::path& card_path, const std::string& cluster_name, const std::vector<std::string>& overrides,
                         const fs::path& home) {
@@ -456,6 +473,7 @@ SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out) {
     const auto matrix = expand_matrix(axes, options.zip);
     // The card itself must be readable; what the overrides do to it is each point's business.
     const WorkloadCard base = WorkloadCard::load(options.card);
+    check_axis_values(options.card, axes);
 
     SweepRecord record;
     record.card = fs::absolute(options.card).lexically_normal().string();

@@ -256,4 +256,14 @@ expect_output "points at verify" "ccl-harness verify"
 [ "$(cat "$page")" = "previous page" ] && pass || fail "a refused comparison changed the page"
 expect_status 2 "no inputs" -- "$CCL_HARNESS" compare
 
+# A results directory compares every completed run in it (and its sweeps), as `status` lists them.
+expect_status 0 "compare a results directory" -- "$CCL_HARNESS" compare "$results" --json
+if /usr/bin/python3 - "$OUT" <<'PY'; then pass; else fail "compare RESULTS_DIR --json: $OUT"; fi
+import json, sys
+c = json.loads(sys.argv[1])
+assert len(c["runs"]) >= 3, [r["name"] for r in c["runs"]]
+PY
+mkdir -p "$SCRATCH/empty-results/nothing"
+expect_status 2 "a directory with no runs" -- "$CCL_HARNESS" compare "$SCRATCH/empty-results"
+
 finish

@@ -119,5 +119,6 @@ expect_status 2 "a list of batch sizes" -- "$CCL_HARNESS" validate "$tpu_bad"
 expect_output "misplaced section message" "Qwen3-4B-torchxla-vllm-tp4-tpu-group-4.yaml:41:3: workload.Model-executor: section \"Model-executor\" is nested under workload; read as the top-level section"
 expect_output "the list named" "workload.data.batch_size: expected a positive integer, got a list of 8"
 expect_output "list batch size" "workload.data.batch_size: expected a positive integer, got a list of 8"
+expect_output "and how to run that sweep" "a list is a sweep, one run per value: ccl-harness sweep CARD --vary workload.data.batch_size=1,2,4,8,16,32,64,128"
 
 finish

@@ -8,6 +8,7 @@ results="$SCRATCH/results"
 # 1. The real workload: 2 ranks, 2 normalized traces with step markers and gloo collectives.
 expect_status 0 "tiny-ddp runs locally" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
 expect_output "rank output is prefixed" "[rank_1] "
+expect_output "the run ends with its headline metrics" "  metrics: avg_step_time "
 # Issue 26: descriptors a caller left open (a CI runner, ctest, a multiplexer) change nothing; the
 # harness's children start with stdin, stdout and stderr only (tests/unit/test_process.cpp).
 expect_status 0 "tiny-ddp runs with descriptors 3-12 open in the caller" -- bash -c \

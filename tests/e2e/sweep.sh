@@ -109,4 +109,10 @@ assert all(r["bundle"].endswith(".tar.zst") and r["duration_s"] is not None for 
 assert any(r["avg_step_time"] is not None for r in runs)
 PY
 
+# A value the field cannot hold is a usage error before any point runs, not a skipped point.
+expect_status 2 "an unparsable --vary value" -- "$CCL_HARNESS" sweep workloads/tiny-ddp/tiny-ddp.yaml \
+    --vary workload.data.batch_size=8,abc --results "$SCRATCH/never"
+expect_output "naming the value and what the field takes" "--vary workload.data.batch_size=abc: expected a positive integer, got \"abc\""
+[ ! -e "$SCRATCH/never" ] && pass || fail "a refused sweep wrote $SCRATCH/never"
+
 finish

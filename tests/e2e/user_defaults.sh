@@ -96,6 +96,12 @@ runs=("$XDG_CONFIG_HOME"/ccl-results/my-try-*/)
 expect_status 0 "status reads the same directory" -- "$CCL_HARNESS" status
 expect_output "listing the run" "my-try-"
 expect_output "with the overrides it was made with" "  set: launch.steps=9"
+(cd "$SCRATCH" && CCL_HARNESS_DEFAULTS=none expect_status 2 "status where there is no ./results" -- "$CCL_HARNESS" status && echo "$OUT") >"$SCRATCH/status.log" || true
+grep -qF "results: no such directory; runs go to ./results unless" "$SCRATCH/status.log" && pass ||
+    fail "status without results says where it looked and how to point it: $(cat "$SCRATCH/status.log")"
+expect_status 0 "list workloads: the reference cards" -- "$CCL_HARNESS" list workloads
+expect_output "with framework and target" "workloads/tiny-ddp/tiny-ddp.yaml"
+expect_output "a serving card among them" "mixtral-8x7b-vllm-serve-perlmutter.yaml"
 expect_status 2 "an unusable --name" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --name a/b --dry-run
 expect_output "says why" "--name \"a/b\": a name has letters, digits, '.', '_' and '-' only"
 row="$SCRATCH/llama-row-42"
