@@ -3,6 +3,7 @@
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 

@@ -203,6 +203,23 @@ run=$(latest_run)
 expect_json "$run/logs/bench_serve.json" 'j["completed"]' 8 "the ShareGPT prompts, oversampled to num_prompts"
 grep -q -- '--dataset-name sharegpt' "$run/rendered/launch.sbatch" && pass || fail "ShareGPT -> --dataset-name sharegpt"
 
+# Both tracers: two servers one after the other (CUPTI takes one subscriber), the torch.profiler
+# pass first, then the Nsight Systems pass, stopped by SIGINT, whose report nsys still writes.
+if [ ${#tools[@]} -gt 0 ]; then
+    expect_status 0 "vLLM serving with json and nsys" -- in_image vllm-openai "$CCL_HARNESS" run "$serve_card" "${common[@]}" \
+        --set "launch.source.repo=$vllm_src" --set 'metric_source.traces=[json, nsys]'
+    run=$(latest_run)
+    run=${run%/}
+    expect_status 0 "the two-pass serving bundle verifies" -- "$CCL_HARNESS" verify "$run.tar.zst"
+    names=$(traces_in_bundle "$run.tar.zst")
+    grep -qx "kineto_trace_3.json.gz" <<<"$names" && pass || fail "the torch.profiler pass's traces: $names"
+    grep -qx "nsys_0.nsys-rep" <<<"$names" && pass || fail "the nsys pass's report, written after SIGINT: $names"
+    grep -qx "nsys_0.sqlite" <<<"$names" && pass || fail "the nsys pass's SQLite export: $names"
+    for log in server_profile.log client_profile.log bench_serve_profile.json server.log client.log bench_serve.json; do
+        [ -s "$run/logs/$log" ] && pass || fail "two-pass serving: no logs/$log ($(ls "$run/logs"))"
+    done
+fi
+
 # Strict planning says what a serving card lacks, naming the field.
 strict=(validate --strict "$serve_card" --cluster "$cluster")
 expect_status 2 "ShareGPT without launch.dataset_path" -- "$CCL_HARNESS" "${strict[@]}" "${sharegpt[@]}"

@@ -241,7 +241,8 @@ TEST_CASE("a serving vLLM card renders vllm serve and vllm bench serve, and says
     CHECK(has(r, "    --max-num-seqs 32\n"));
     CHECK(has(r, "    --dataset-name random\n    --num-prompts 64\n    --request-rate 8\n"));
     CHECK(has(r, "    --random-input-len 1024\n    --random-output-len 128\n"));
-    CHECK(has(r, "--result-filename bench_serve.json"));
+    CHECK(has(r, "--result-filename \"bench_serve$suffix.json\""));
+    CHECK(has(r, "serve_pass \"\" yes\n"));
     CHECK_FALSE(has(r, "vllm bench latency"));
     CHECK(r.script.find("--help-command \"vllm serve\"") < r.script.find("vllm serve \"${serve_args[@]}\""));
 }
@@ -272,8 +273,8 @@ TEST_CASE("each card field that describes the vLLM server changes the render or 
     SECTION("expert parallelism is tp x dp or nothing") {
         refused(render(with(card, "    ep: 4", "    ep: 2")), "model_plan_parallelization.ep", "tp·dp = 4");
     }
-    SECTION("one tracer") {
-        refused(render(with(card, "    - json\n  metrics_specific_trace", "    - json\n    - nsys\n  metrics_specific_trace")),
-                "metric_source.traces", "CUPTI");
+    SECTION("both tracers: two servers, one after the other") {
+        const Rendered r = render(with(card, "    - json\n  metrics_specific_trace", "    - json\n    - nsys\n  metrics_specific_trace"));
+        CHECK(has(r, "serve_pass _profile yes\nserve_pass \"\" no \"${nsys_profiler[@]}\"\n"));
     }
 }

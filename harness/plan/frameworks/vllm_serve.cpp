@@ -184,11 +184,8 @@ void plan_vllm_serve(const WorkloadCard& card, Plan& plan, PlanFindings& finding
     }
     set_framework_value(plan, "expert_parallel", expert_parallel ? "true" : "false",
                         expert_parallel ? "--enable-expert-parallel: vllm's ep is tp·dp" : "ep 1: experts tensor-sharded");
-    if (plan.traces("torch_profiler") && plan.traces("nsys")) {
-        findings.problem("metric_source.traces",
-                         "json and nsys together are not supported for vllm serve: the server runs once, and CUPTI "
-                         "takes one subscriber (torch.profiler or Nsight Systems); keep one of them");
-    }
+    // json and nsys together: CUPTI takes one subscriber, so the job serves twice (a torch.profiler
+    // pass, then an Nsight Systems pass whose client result is the run's): templates/common/vllm_serve.mustache.
     set_engine_limits(card, plan);
     // Loading the weights and capturing graphs takes minutes (Mixtral-8x7B: several on A100s);
     // past this the job stops instead of waiting out its time limit on a server that hangs.
