@@ -274,7 +274,8 @@ TEST_CASE("each card field that describes the vLLM server changes the render or 
         refused(render(with(card, "    ep: 4", "    ep: 2")), "model_plan_parallelization.ep", "tp·dp = 4");
     }
     SECTION("both tracers: two servers, one after the other") {
-        const Rendered r = render(with(card, "    - json\n  metrics_specific_trace", "    - json\n    - nsys\n  metrics_specific_trace"));
+        const Rendered r = render(
+            with(card, "    - json\n  metrics_specific_trace", "    - json\n    - nsys\n  metrics_specific_trace"));
         CHECK(has(r, "serve_pass _profile yes\nserve_pass \"\" no \"${nsys_profiler[@]}\"\n"));
     }
 }
