@@ -67,11 +67,11 @@ std::string sweep_hint(const YAML::Node& node, const std::string& path) {
         return {};
     }
     std::vector<std::string> values;
-    for (std::size_t i = 0; i < node.size(); ++i) {
-        if (!node[i].IsScalar()) {
+    for (const auto& item : node) {
+        if (!item.IsScalar()) {
             return {};
         }
-        values.push_back(node[i].Scalar());
+        values.push_back(item.Scalar());
     }
     return fmt::format("; a list is a sweep, one run per value: ccl-harness sweep CARD --vary {}={} (with one value here)", path,
                        join(values, ","));
