@@ -7,6 +7,25 @@
 
 namespace harness {
 
+void plan_vllm_expert_parallel(const WorkloadCard& card, Plan& plan, PlanFindings& findings, long long dp) {
+    // Expert parallelism is a switch over the tp × dp group (ep size = tp·dp with
+    // --enable-expert-parallel, else 1), not a degree of its own: the same in bench and serve.
+    const Parallelism& par = plan.parallelism;
+    const bool expert_parallel = par.ep > 1;
+    if (card.has_executor && expert_parallel && par.ep != par.tp * dp) {
+        findings.problem(std::string(k_parallel_field) + "ep",
+                         fmt::format("ep {} is not what vllm runs: --enable-expert-parallel spreads the experts over "
+                                     "the tp × dp group, so ep is 1 or tp·dp = {}",
+                                     par.ep, par.tp * dp));
+    }
+    if (card.has_executor && expert_parallel && !card.moe) {
+        findings.problem(std::string(k_parallel_field) + "ep",
+                         fmt::format("ep {} on a model the card says is not MoE (workload.model.moe: false)", par.ep));
+    }
+    set_framework_value(plan, "expert_parallel", expert_parallel ? "true" : "false",
+                        expert_parallel ? "--enable-expert-parallel: vllm's ep is tp·dp" : "ep 1: experts tensor-sharded");
+}
+
 void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     if (const std::string reason = vllm_serve_reason(card); !reason.empty()) {
         plan_vllm_serve(card, plan, findings, reason);
@@ -32,19 +51,7 @@ void plan_vllm(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
         findings.problem(std::string(k_parallel_field) + "cp",
                          fmt::format("cp {} is not supported for vllm: the rendered bench runs tp × pp only", par.cp));
     }
-    const bool expert_parallel = par.ep > 1;
-    if (card.has_executor && expert_parallel && par.ep != par.tp * dp) {
-        findings.problem(std::string(k_parallel_field) + "ep",
-                         fmt::format("ep {} is not what vllm runs: --enable-expert-parallel spreads the experts over "
-                                     "the tp × dp group, so ep is 1 or tp·dp = {}",
-                                     par.ep, par.tp * dp));
-    }
-    if (card.has_executor && expert_parallel && !card.moe) {
-        findings.problem(std::string(k_parallel_field) + "ep",
-                         fmt::format("ep {} on a model the card says is not MoE (workload.model.moe: false)", par.ep));
-    }
-    set_framework_value(plan, "expert_parallel", expert_parallel ? "true" : "false",
-                        expert_parallel ? "--enable-expert-parallel: vllm's ep is tp·dp" : "ep 1: experts tensor-sharded");
+    plan_vllm_expert_parallel(card, plan, findings, dp);
 
     // The bench's step is one batch: --num-iters-warmup untraced batches, then --profile traces
     // exactly one (latency.py main()). So wait + warmup = W warm-up batches, active must be 1.

@@ -171,19 +171,7 @@ void plan_vllm_serve(const WorkloadCard& card, Plan& plan, PlanFindings& finding
         findings.problem(std::string(k_parallel_field) + "cp",
                          fmt::format("cp {} is not supported for vllm serve: it runs tp × pp × dp only", par.cp));
     }
-    const bool expert_parallel = par.ep > 1;
-    if (card.has_executor && expert_parallel && par.ep != par.tp * dp) {
-        findings.problem(std::string(k_parallel_field) + "ep",
-                         fmt::format("ep {} is not what vllm runs: --enable-expert-parallel spreads the experts over "
-                                     "the tp × dp group, so ep is 1 or tp·dp = {}",
-                                     par.ep, par.tp * dp));
-    }
-    if (card.has_executor && expert_parallel && !card.moe) {
-        findings.problem(std::string(k_parallel_field) + "ep",
-                         fmt::format("ep {} on a model the card says is not MoE (workload.model.moe: false)", par.ep));
-    }
-    set_framework_value(plan, "expert_parallel", expert_parallel ? "true" : "false",
-                        expert_parallel ? "--enable-expert-parallel: vllm's ep is tp·dp" : "ep 1: experts tensor-sharded");
+    plan_vllm_expert_parallel(card, plan, findings, dp);
     // json and nsys together: CUPTI takes one subscriber, so the job serves twice (a torch.profiler
     // pass, then an Nsight Systems pass whose client result is the run's): templates/common/vllm_serve.mustache.
     set_engine_limits(card, plan);

@@ -17,4 +17,8 @@ std::string vllm_serve_reason(const WorkloadCard& card);
 /// fw.num_prompts...) and reports what the pair cannot run, naming the card field.
 void plan_vllm_serve(const WorkloadCard& card, Plan& plan, PlanFindings& findings, const std::string& reason);
 
+/// ep checked against vLLM's rule (1, or tp·dp with --enable-expert-parallel; a MoE model only)
+/// and fw.expert_parallel set: one rule for the offline bench and the server (vllm.cpp).
+void plan_vllm_expert_parallel(const WorkloadCard& card, Plan& plan, PlanFindings& findings, long long dp);
+
 } // namespace harness
