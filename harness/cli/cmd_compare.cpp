@@ -1,10 +1,12 @@
 #include "cli/commands.hpp"
+#include "cli/run_query_options.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/quote.hpp"
 #include "workflows/compare.hpp"
 #include "workflows/compare_html.hpp"
 
+#include <ctime>
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
@@ -16,6 +18,7 @@ namespace {
 struct CompareCommandOptions {
     std::vector<std::string> inputs;
     std::string html;
+    RunQuery query;
     bool json = false;
 };
 
@@ -23,7 +26,9 @@ int run_compare(const CompareCommandOptions& options) {
     // Ctrl-C unwinds through the scratch directories packed bundles are unpacked into.
     install_interrupt_handlers();
     const std::vector<fs::path> inputs(options.inputs.begin(), options.inputs.end());
-    const Comparison comparison = compare_runs(inputs);
+    CompareOptions compare_options;
+    compare_options.query = parse_run_query(options.query, std::time(nullptr));
+    const Comparison comparison = compare_runs(inputs, compare_options);
     // The page is written only once every input has loaded, so bad input never leaves one behind.
     if (!options.html.empty()) {
         write_file_atomic(options.html, comparison_html(comparison));
@@ -42,11 +47,12 @@ void add_compare(CLI::App& sub, Action& action) {
     auto options = std::make_shared<CompareCommandOptions>();
     sub.add_option("inputs", options->inputs,
                    "two or more runs or bundles: <name>.tar.zst (unpacked safely to a scratch directory), an unpacked "
-                   "bundle <name>/, a run directory (card.yaml, run.json, traces/), or a sweep directory (sweep.json: "
-                   "each point with a run directory)")
+                   "bundle <name>/, a run directory (card.yaml, run.json, traces/), a sweep directory (sweep.json: "
+                   "each point with a run directory), or a results directory (its completed runs and sweeps)")
         ->required();
     sub.add_option("--html", options->html,
                    "also write one self-contained page (inline CSS and SVG, no script, no network) to this file");
+    add_run_query_options(sub, options->query, false);
     sub.add_flag("--json", options->json, "print one JSON object on stdout instead of the table");
     sub.footer("Metrics come from the input's metrics.json when it has one, else are computed from its traces\n"
                "(default mode, as `ccl-harness metrics`); per-rank and per-step times and communication by collective\n"
@@ -59,12 +65,16 @@ void add_compare(CLI::App& sub, Action& action) {
                "exposed = total_communication_time - overlapped, compute = avg_step_time - exposed.\n"
                "Card differences: every card field (dotted path, list items by index) whose value is not the same in\n"
                "every input; trace_url is not compared (it names the bundle itself).\n"
+               "A results directory stands for its completed runs and its sweeps' points; --card, --target, --since and\n"
+               "--until narrow those as they narrow `status` (a run or bundle named on its own is always compared);\n"
+               "how many they left out is said (not_matching in --json).\n"
                "A bundle whose files do not match its manifest is refused (run `ccl-harness verify` on it).\n"
                "Exit status: 0 compared, 2 bad input (fewer than two inputs, a missing path, a directory that is\n"
                "neither a bundle nor a run, an unsafe or tampered bundle, unreadable metrics or traces).\n"
                "Examples:\n"
                "  ccl-harness compare results/*.tar.zst\n"
                "  ccl-harness compare results/run-a results/run-b --html compare.html\n"
+               "  ccl-harness compare results --card 'tiny-ddp*' --since 1d\n"
                "  ccl-harness compare results/tiny-ddp-sweep-20261123T021839Z --html sweep.html");
     sub.callback([options, &action] { action = [options] { return run_compare(*options); }; });
 }

@@ -1,8 +1,10 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/run_query_options.hpp"
 #include "util/error.hpp"
 #include "workflows/run_status.hpp"
 
+#include <ctime>
 #include <iostream>
 #include <memory>
 
@@ -12,12 +14,23 @@ namespace {
 
 struct StatusCommandOptions {
     fs::path results = "results";
+    RunQuery query;
     bool json = false;
 };
 
 int run_status(const StatusCommandOptions& options) {
-    const ResultsStatus status = scan_results(options.results);
-    std::cout << (options.json ? status_to_json(status).dump() : format_status(status));
+    // A bad filter is a usage error before anything is read.
+    const ParsedRunQuery query = parse_run_query(options.query, std::time(nullptr));
+    const ResultsStatus all = scan_results(options.results);
+    const ResultsStatus status = filter_status(all, query);
+    const std::string matched = describe_query(options.query, status.runs.size(), all.runs.size());
+    if (options.json) {
+        Json json = status_to_json(status);
+        json["total_runs"] = static_cast<long long>(all.runs.size());
+        std::cout << json.dump();
+    } else {
+        std::cout << format_status(status) << (matched.empty() ? "" : matched + "\n");
+    }
     return k_exit_ok;
 }
 
@@ -28,17 +41,23 @@ void add_status(CLI::App& sub, Action& action) {
     auto* results = sub.add_option("results", options->results,
                                    "results directory, or one sweep directory (default: results: in your defaults.yaml, "
                                    "else ./results)");
-    sub.add_flag("--json", options->json, "print one JSON object {runs: [...], sweeps: [...]} on stdout");
+    add_run_query_options(sub, options->query, true);
+    sub.add_flag("--json", options->json, "print one JSON object {runs: [...], sweeps: [...], total_runs} on stdout");
     sub.footer("Lists the run directories (and those inside sweep directories) with state, target, start,\n"
                "duration, headline metrics from metrics.json (avg_step_time, compute_comm_overlap) and the\n"
                "bundle <run-id>.tar.zst when there is one; then each sweep with its points counted by state.\n"
                "A run of a sweep shows its point's overrides (point: PATH=VALUE ...). Given a sweep directory\n"
                "(sweep.json), lists that sweep alone.\n"
                "Reads only; a record it cannot read is listed with the reason.\n"
-               "Exit status: 0, 2 when RESULTS_DIR is not a directory.\n"
+               "Filters (--state, --card, --target, --since, --until) keep the runs that match all of them, and the\n"
+               "sweeps with a matching run; the last line says how many of how many matched (total_runs in --json).\n"
+               "`compare` takes the same filters.\n"
+               "Exit status: 0, 2 when RESULTS_DIR is not a directory or a filter's value is not valid.\n"
                "Examples:\n"
                "  ccl-harness status\n"
                "  ccl-harness status /scratch/results --json\n"
+               "  ccl-harness status --state failed,timeout --since 2d\n"
+               "  ccl-harness status --card 'qwen3-*' --target perlmutter\n"
                "  ccl-harness status results/tiny-ddp-sweep-20261123T021839Z");
     sub.callback([options, results, &action] {
         action = [options, results] {

@@ -6,6 +6,7 @@
 #include "bundle/input_path.hpp"
 #include "card/yaml_document.hpp"
 #include "metrics/metrics.hpp"
+#include "provenance/provenance.hpp"
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
 #include "util/error.hpp"
@@ -146,6 +147,29 @@ void read_metrics(const fs::path& dir, const std::string& display, ComparedRun& 
     run.breakdown = step_breakdown(run.metrics);
 }
 
+/// The run id of the bundle `dir`'s run reproduces (provenance.json `reproduces.bundle`, less
+/// .tar.zst), so the table says "reproduces <id>" rather than numbering a second copy. A record
+/// without it, or one that cannot be read, reproduces nothing: verify judges provenance, not compare.
+std::string read_reproduces(const fs::path& dir) {
+    const fs::path file = dir / k_provenance_name;
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(file, ec))) {
+        return {};
+    }
+    try {
+        const Json provenance = Json::parse(read_file(file));
+        const Json* reproduces = provenance.is_object() ? provenance.find("reproduces") : nullptr;
+        std::string bundle = reproduces != nullptr && reproduces->is_object() ? reproduces->string_or("bundle") : std::string();
+        constexpr std::string_view packed = ".tar.zst";
+        if (ends_with(bundle, packed)) {
+            bundle.resize(bundle.size() - packed.size());
+        }
+        return bundle;
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
 void read_card(const fs::path& file, ComparedRun& run) {
     if (!fs::is_regular_file(file)) {
         throw input_error(fmt::format("{}: {} is missing", run.input, file.filename().string()));
@@ -165,6 +189,7 @@ void load_bundle_dir(const fs::path& dir, ComparedRun& run) {
     run.name = dir.filename().string();
     read_card(dir / (run.name + ".yaml"), run);
     read_metrics(dir, run.input, run);
+    run.reproduces = read_reproduces(dir);
 }
 
 void load_run_dir(const fs::path& dir, ComparedRun& run) {
@@ -180,6 +205,7 @@ void load_run_dir(const fs::path& dir, ComparedRun& run) {
     }
     read_card(dir / run_files::k_card, run);
     read_metrics(dir, run.input, run);
+    run.reproduces = read_reproduces(dir);
 }
 
 std::string metric_text(const ComparedRun& run, const std::string& name) {
@@ -198,6 +224,7 @@ void add_glance_json(const Comparison& comparison, std::size_t index, Json& entr
     entry["label"] = run.label;
     entry["sweep"] = run.sweep;
     entry["overrides"] = json_string_array(run.overrides);
+    entry["reproduces"] = run.reproduces;
     const auto place = std::find(comparison.throughput_ranking.begin(), comparison.throughput_ranking.end(), index);
     entry["throughput_rank"] = static_cast<long long>(place - comparison.throughput_ranking.begin()) + 1;
     Json throughput = Json::object();
@@ -341,24 +368,30 @@ namespace {
 
 /// A sweep directory's points that have a run directory, each with its overrides; the others
 /// go to `left_out` with their state and reason.
-void load_sweep(const fs::path& dir, const CompareOptions& options, std::vector<ComparedRun>& runs,
-                std::vector<std::string>& left_out) {
+void load_sweep(const fs::path& dir, const CompareOptions& options, Comparison& out) {
     const SweepRecord record = SweepRecord::load(dir);
+    const bool filtered = !options.query.query.empty();
     for (const SweepPoint& point : record.points) {
         fs::path run_dir = point.run_dir;
         // A moved sweep directory still holds its runs.
         if (!run_dir.empty() && !fs::is_directory(run_dir) && fs::is_directory(dir / run_dir.filename())) {
             run_dir = dir / run_dir.filename();
         }
-        if (run_dir.empty() || !fs::is_directory(run_dir)) {
-            left_out.push_back(fmt::format("{} point {}: {}{}", record.id, join(point.overrides, " "), to_string(point.state),
-                                           point.reason.empty() ? "" : " (" + point.reason + ")"));
+        const bool has_run = !run_dir.empty() && fs::is_directory(run_dir);
+        // A point without a run has no start or target for the query to match: a filter leaves it out.
+        if (filtered && (!has_run || !run_matches(options.query, summarize_run(run_dir, record.id)))) {
+            ++out.not_matching;
+            continue;
+        }
+        if (!has_run) {
+            out.left_out.push_back(fmt::format("{} point {}: {}{}", record.id, join(point.overrides, " "), to_string(point.state),
+                                               point.reason.empty() ? "" : " (" + point.reason + ")"));
             continue;
         }
         ComparedRun run = load_compared_run(run_dir, options);
         run.sweep = record.id;
         run.overrides = point.overrides;
-        runs.push_back(std::move(run));
+        out.runs.push_back(std::move(run));
     }
 }
 
@@ -383,8 +416,7 @@ bool is_results_dir(const fs::path& input) {
 
 /// Every run of a results directory, sorted by name, and its sweeps; a run that did not complete
 /// goes to `left_out` with its state (its traces, if any, are not a result).
-void load_results(const fs::path& dir, const CompareOptions& options, std::vector<ComparedRun>& runs,
-                  std::vector<std::string>& left_out) {
+void load_results(const fs::path& dir, const CompareOptions& options, Comparison& out) {
     std::vector<fs::path> children;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -395,14 +427,18 @@ void load_results(const fs::path& dir, const CompareOptions& options, std::vecto
     std::sort(children.begin(), children.end());
     for (const fs::path& child : children) {
         if (is_sweep_dir(child)) {
-            load_sweep(child, options, runs, left_out);
+            load_sweep(child, options, out);
         } else if (fs::is_regular_file(child / run_files::k_record, ec)) {
-            const RunRecord record = RunRecord::load(child);
-            if (record.state != RunState::completed) {
-                left_out.push_back(fmt::format("{}: {}", child.filename().string(), to_string(record.state)));
+            if (!options.query.query.empty() && !run_matches(options.query, summarize_run(child, ""))) {
+                ++out.not_matching;
                 continue;
             }
-            runs.push_back(load_compared_run(child, options));
+            const RunRecord record = RunRecord::load(child);
+            if (record.state != RunState::completed) {
+                out.left_out.push_back(fmt::format("{}: {}", child.filename().string(), to_string(record.state)));
+                continue;
+            }
+            out.runs.push_back(load_compared_run(child, options));
         }
     }
 }
@@ -420,19 +456,22 @@ Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOption
     Comparison out;
     for (const fs::path& input : inputs) {
         if (is_sweep_dir(input)) {
-            load_sweep(input, options, out.runs, out.left_out);
+            load_sweep(input, options, out);
         } else if (is_results_dir(input)) {
-            load_results(input, options, out.runs, out.left_out);
+            load_results(input, options, out);
         } else {
             out.runs.push_back(load_compared_run(input, options));
         }
     }
     if (out.runs.size() < 2) {
-        throw input_error(fmt::format("compare needs two or more runs or bundles, got {}{} (`ccl-harness metrics` shows one)",
+        throw input_error(fmt::format("compare needs two or more runs or bundles, got {}{}{} (`ccl-harness metrics` shows one)",
                                       out.runs.size(),
                                       sweeps ? " (counting each completed run of a results directory and each sweep point with a "
                                                "run directory)"
-                                             : ""));
+                                             : "",
+                                      out.not_matching == 0 ? std::string()
+                                                            : fmt::format("; {} run{} did not match the filters", out.not_matching,
+                                                                          out.not_matching == 1 ? "" : "s")));
     }
     for (std::size_t i = 0; i < out.runs.size(); ++i) {
         out.ranking.push_back(i);
@@ -526,6 +565,7 @@ Json comparison_to_json(const Comparison& comparison) {
     }
     out["missing"] = std::move(missing);
     out["left_out"] = json_string_array(comparison.left_out);
+    out["not_matching"] = static_cast<long long>(comparison.not_matching);
     return out;
 }
 
@@ -578,6 +618,10 @@ std::string comparison_table(const Comparison& comparison) {
     }
     for (const std::string& left : comparison.left_out) {
         out += "  not compared: " + left + "\n";
+    }
+    if (comparison.not_matching != 0) {
+        out += fmt::format("  not compared: {} run{} that did not match the filters\n", comparison.not_matching,
+                           comparison.not_matching == 1 ? "" : "s");
     }
     const bool any_collective = std::any_of(comparison.runs.begin(), comparison.runs.end(),
                                             [](const ComparedRun& run) { return !run.detail.comm_by_collective.empty(); });

@@ -8,6 +8,7 @@
 // and per-step detail (spread, timeline, communication by collective) is read from the traces.
 #include "util/fs.hpp"
 #include "util/json.hpp"
+#include "workflows/run_query.hpp"
 
 #include <cstddef>
 #include <map>
@@ -73,6 +74,7 @@ struct ComparedRun {
     std::string label;                  ///< the differing values, "bs=16 seq=64" (run_labels())
     std::string sweep;                  ///< the sweep's id when the run came from a sweep directory
     std::vector<std::string> overrides; ///< that sweep point's PATH=VALUE overrides
+    std::string reproduces;             ///< the run id of the bundle this run reproduces (provenance.json), if any
     Throughput throughput;
     RunDetail detail;
 };
@@ -99,10 +101,14 @@ struct Comparison {
     std::vector<MissingNote> missing;            ///< collapse_missing()
     std::string ranking_note;                    ///< why step time alone does not rank these runs, when it does not
     std::vector<std::string> left_out;           ///< sweep points without a run directory, and why
+    std::size_t not_matching = 0;                ///< runs of the directories given that the query left out
 };
 
 struct CompareOptions {
     fs::path scratch_root; ///< where packed bundles are unpacked; empty means $TMPDIR, else /tmp
+    /// Narrows the runs of results and sweep directories (never a run or bundle named on its own),
+    /// as `status` does with the same query.
+    ParsedRunQuery query;
 };
 
 /// Card paths never compared: `trace_url` names the bundle itself, so it differs between any
@@ -130,8 +136,8 @@ std::vector<CardDifference> card_differences(const std::vector<ComparedRun>& run
 /// One label per run made of the differing card values, `key=value` joined by spaces, at most
 /// four then "+N more". Keys are short: bs (workload.data.batch_size), seq (seq_len), devices
 /// (xpu_spec.total_count), else the path's last name (two when the last is a list index, the
-/// whole path when two paths would read the same). No differences: the run's name. Repeated
-/// labels get " (2)", " (3)"...
+/// whole path when two paths would read the same), after "reproduces <run id>" for a run that
+/// reproduces a bundle. No differences: the run's name. Repeated labels get " (2)", " (3)"...
 std::vector<std::string> run_labels(const std::vector<ComparedRun>& runs, const std::vector<CardDifference>& differences);
 
 /// tokens/s/device = workload.data.batch_size x seq_len / avg_step_time / xpu_spec.total_count

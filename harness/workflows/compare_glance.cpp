@@ -73,6 +73,10 @@ std::vector<std::string> run_labels(const std::vector<ComparedRun>& runs, const 
             parts.push_back(fmt::format("{}={}", key_uses[key] > 1 ? difference.path : key,
                                         value ? (value->empty() ? std::string("''") : *value) : std::string("-")));
         }
+        // A reproduction says what it reproduces, whatever else tells it apart: the pair is the point.
+        if (!runs[i].reproduces.empty()) {
+            parts.insert(parts.begin(), "reproduces " + runs[i].reproduces);
+        }
         if (parts.empty()) {
             out.push_back(runs[i].name);
         } else if (parts.size() > k_label_parts) {

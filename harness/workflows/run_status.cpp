@@ -19,8 +19,6 @@
 
 namespace harness {
 
-namespace {
-
 std::optional<std::time_t> parse_utc(const std::string& text) {
     std::tm parts{};
     int consumed = 0;
@@ -33,6 +31,8 @@ std::optional<std::time_t> parse_utc(const std::string& text) {
     parts.tm_mon -= 1;
     return timegm(&parts);
 }
+
+namespace {
 
 // run.json and metrics.json are a few kilobytes to a few megabytes; past this a file is not one.
 constexpr std::uintmax_t k_max_record_bytes = std::uintmax_t{64} << 20;
@@ -101,6 +101,8 @@ std::optional<double> metric_value(const Json& metrics, const std::string& name)
     return value->as_double();
 }
 
+} // namespace
+
 RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
     RunSummary run;
     run.id = dir.filename().string();
@@ -160,6 +162,8 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
     }
     return run;
 }
+
+namespace {
 
 SweepSummary summarize_sweep(const fs::path& dir) {
     SweepSummary sweep;

@@ -5,6 +5,7 @@
 #include "util/fs.hpp"
 #include "util/json.hpp"
 
+#include <ctime>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,6 +53,13 @@ struct ResultsStatus {
 /// sweep directory (sweep.json). Runs of a sweep carry their point's overrides. Throws an input
 /// error when `results` is not a directory.
 ResultsStatus scan_results(const fs::path& results);
+
+/// One run directory's summary (`sweep`: the sweep directory's name when it belongs to one).
+/// Never throws: what cannot be read becomes `problem`.
+RunSummary summarize_run(const fs::path& dir, const std::string& sweep);
+
+/// An ISO-8601 UTC time as run.json writes it (2026-11-23T02:18:39Z); nullopt when it is not one.
+std::optional<std::time_t> parse_utc(const std::string& text);
 
 /// Seconds between two ISO-8601 UTC times (2026-11-23T02:18:39Z); nullopt when either is not one.
 std::optional<double> seconds_between(const std::string& start, const std::string& end);

@@ -266,4 +266,39 @@ PY
 mkdir -p "$SCRATCH/empty-results/nothing"
 expect_status 2 "a directory with no runs" -- "$CCL_HARNESS" compare "$SCRATCH/empty-results"
 
+# status's filters narrow a results directory for both commands: a fourth run of another name,
+# then the runs of one card, of a time window, and filters that keep nothing.
+expect_status 0 "a run of another name" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results" \
+    --name other-ddp --set launch.steps=10 --no-pack
+expect_status 0 "status --card" -- "$CCL_HARNESS" status "$results" --card 'tiny-*'
+expect_output "says what matched" "3 of 4 runs match --card tiny-*"
+if grep -q "other-ddp" <<<"$OUT"; then fail "status --card kept other-ddp: $OUT"; else pass; fi
+expect_status 0 "status --state and --since, from another directory" -- \
+    bash -c 'cd / && "$0" status "$1" --state completed,failed --since 1h --json' "$CCL_HARNESS" "$results"
+if /usr/bin/python3 - "$OUT" <<'PY'; then pass; else fail "status --json filtered: $OUT"; fi
+import json, sys
+s = json.loads(sys.argv[1])
+assert s["total_runs"] == 4 and len(s["runs"]) == 4, s
+assert all(r["state"] == "completed" for r in s["runs"]), s
+PY
+expect_status 0 "status --until before every run" -- "$CCL_HARNESS" status "$results" --until 2000-01-01
+expect_output "nothing matches" "0 of 4 runs match --until 2000-01-01"
+expect_status 0 "compare RESULTS_DIR --card" -- "$CCL_HARNESS" compare "$results" --card 'tiny-*' --since 2h --json
+if /usr/bin/python3 - "$OUT" <<'PY'; then pass; else fail "compare --card --json: $OUT"; fi
+import json, sys
+c = json.loads(sys.argv[1])
+assert len(c["runs"]) == 3 and c["not_matching"] == 1, ([r["name"] for r in c["runs"]], c["not_matching"])
+assert not any(r["name"].startswith("other-ddp") for r in c["runs"]), c["runs"]
+PY
+expect_status 0 "compare RESULTS_DIR --card (text)" -- "$CCL_HARNESS" compare "$results" --card 'tiny-*'
+expect_output "the left-out run is counted" "not compared: 1 run that did not match the filters"
+expect_status 2 "compare: a filter that keeps one run" -- "$CCL_HARNESS" compare "$results" --card 'other-*'
+expect_output "says the filters left them out" "got 1"
+expect_output "and how many they dropped" "3 runs did not match the filters"
+expect_status 2 "a time that is not one" -- "$CCL_HARNESS" compare "$results" --since yesterday
+expect_output "names the option and the forms" "--since yesterday: not a time"
+expect_status 2 "status: an unknown state" -- "$CCL_HARNESS" status "$results" --state done
+expect_output "lists the states" "--state done: no run has this state; one of: rendered"
+expect_status 2 "status: --until before --since" -- "$CCL_HARNESS" status "$results" --since 2026-01-02 --until 2026-01-01
+
 finish

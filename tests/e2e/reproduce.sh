@@ -43,6 +43,17 @@ expect_status 0 "the reproduction's bundle verifies" -- "$CCL_HARNESS" verify "$
 [ "$(provenance "$copy" 'p["reproduces"]["manifest_sha256"]')" = "$(manifest_sha "$original")" ] && pass ||
     fail "provenance.reproduces does not name the original manifest"
 [ "$(provenance "$copy" 'p["reproduces"]["bundle"]')" = "$(basename "$original")" ] && pass || fail "reproduces.bundle"
+# compare labels the reproduction by what it reproduces, never as a numbered second copy.
+expect_status 0 "compare the original and its reproduction" -- "$CCL_HARNESS" compare "$original" "$copy"
+expect_output "the reproduction is labelled" "reproduces $(basename "$original" .tar.zst)"
+if grep -qF " (2)" <<<"$OUT"; then fail "a numbered label: $OUT"; else pass; fi
+expect_status 0 "compare --json" -- "$CCL_HARNESS" compare "$original" "$copy" --json
+if /usr/bin/python3 - "$OUT" "$(basename "$original" .tar.zst)" <<'PY'; then pass; else fail "compare --json reproduces: $OUT"; fi
+import json, sys
+runs = json.loads(sys.argv[1])["runs"]
+assert [r["reproduces"] for r in runs] == ["", sys.argv[2]], runs
+assert runs[1]["label"] == "reproduces " + sys.argv[2], runs[1]["label"]
+PY
 # Unpacked bundles reproduce too.
 mkdir -p "$SCRATCH/unpacked"
 tar --zstd -xf "$original" -C "$SCRATCH/unpacked"
