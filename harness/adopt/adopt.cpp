@@ -162,6 +162,43 @@ void set_args(YamlDocument& doc, const std::vector<ScriptFact>& args, AdoptResul
     doc.set("launch.args=" + flow + "]");
 }
 
+/// MaxText's per_device_batch_size (a fact "@per_device_batch_size") as the card's global batch:
+/// times the chips, from the script when it says them, else the card. Without a count, a note.
+void per_device_batch(const YamlDocument& doc, std::vector<ScriptFact>& facts, AdoptResult& result) {
+    const auto per_device = std::find_if(facts.begin(), facts.end(),
+                                         [](const ScriptFact& fact) { return fact.field == "@per_device_batch_size"; });
+    if (per_device == facts.end()) {
+        return;
+    }
+    const ScriptFact fact = *per_device;
+    facts.erase(per_device);
+    const auto script_total = std::find_if(facts.begin(), facts.end(),
+                                           [](const ScriptFact& f) { return f.field == "workload.hardware.xpu_spec.total_count"; });
+    const std::string total = script_total != facts.end()
+                                  ? script_total->value
+                                  : trim(scalar_text(find_node(doc.root(), "workload.hardware.xpu_spec.total_count")));
+    double chips = 0;
+    double batch = 0;
+    try {
+        std::size_t used = 0;
+        chips = std::stod(total, &used);
+        chips = used == total.size() ? chips : 0;
+        batch = std::stod(fact.value, &used) * chips;
+        batch = used == fact.value.size() ? batch : 0;
+    } catch (const std::exception&) {
+        batch = 0;
+    }
+    if (!(batch >= 1) || batch != static_cast<double>(static_cast<long long>(batch)) || batch > 1e12) {
+        result.notes.push_back(
+            {fact.where, fmt::format("per_device_batch_size={}: the global batch is that times the chips, and "
+                                     "the chips ({}) do not make a whole number of it; the card's batch_size stands",
+                                     fact.value, total.empty() ? "not in the card" : total)});
+        return;
+    }
+    facts.push_back({"workload.data.batch_size", std::to_string(static_cast<long long>(batch)), fact.where,
+                     fmt::format("per_device_batch_size={} x {} chips", fact.value, total)});
+}
+
 } // namespace
 
 AdoptResult adopt_card(const fs::path& card_path, const std::vector<fs::path>& scripts) {
@@ -171,6 +208,7 @@ AdoptResult adopt_card(const fs::path& card_path, const std::vector<fs::path>& s
         throw input_error(fmt::format("{}: not a workload card (no workload:, Model-executor: or version:)", card_path.string()));
     }
     AdoptResult result;
+    std::vector<std::string> unknown;
     std::vector<ScriptFact> facts;
     std::vector<ScriptFact> args;
     std::vector<ScriptFact> env;
@@ -181,10 +219,9 @@ AdoptResult adopt_card(const fs::path& card_path, const std::vector<fs::path>& s
         }
         ScriptFacts read = read_script_facts(text, script.string());
         if (read.recognized.empty()) {
-            throw input_error(fmt::format("{}: names no command adopt knows (vllm serve, vllm bench serve/latency, "
-                                          "benchmark_serving.py, python -m sglang.bench_one_batch/launch_server/bench_serving, "
-                                          "torchrun, #SBATCH, a TorchTitan .toml)",
-                                          script.string()));
+            // One script of several may be notes or a wrapper (run.txt beside the TOML it names):
+            // what the others say still stands. None recognized at all is an error, below.
+            unknown.push_back(script.string());
         }
         for (const std::string& what : read.recognized) {
             result.recognized.push_back(script.string() + ": " + what);
@@ -195,6 +232,17 @@ AdoptResult adopt_card(const fs::path& card_path, const std::vector<fs::path>& s
         result.unresolved.insert(result.unresolved.end(), read.unresolved.begin(), read.unresolved.end());
         result.notes.insert(result.notes.end(), read.notes.begin(), read.notes.end());
     }
+    const std::string known = "vllm serve, vllm bench serve/latency, benchmark_serving.py, python -m "
+                              "sglang.bench_one_batch/launch_server/bench_serving, torchrun, MaxText train.py, #SBATCH, "
+                              "gcloud ... ssh --command with one of these, a TorchTitan .toml";
+    if (unknown.size() == scripts.size()) {
+        throw input_error(
+            fmt::format("{}: name{} no command adopt knows ({})", join(unknown, ", "), unknown.size() == 1 ? "s" : "", known));
+    }
+    for (const std::string& script : unknown) {
+        result.notes.push_back({script, fmt::format("names no command adopt knows ({}); read the other scripts", known)});
+    }
+    per_device_batch(doc, facts, result);
     // One value per field: the first script that says it; a later one that says otherwise is noted.
     std::map<std::string, ScriptFact> first;
     std::vector<ScriptFact> ordered;

@@ -27,7 +27,8 @@ struct AdoptResult {
 };
 
 /// Reads `card` and `scripts` (bash, or TorchTitan TOML by a `.toml` name). A card that is not a
-/// card, a missing script, or a script with no command adopt knows is an input error (exit 2).
+/// card, a missing script, or scripts none of which names a command adopt knows is an input error
+/// (exit 2); one script of several that names none is a note.
 AdoptResult adopt_card(const fs::path& card, const std::vector<fs::path>& scripts);
 
 } // namespace harness

@@ -2,6 +2,7 @@
 
 #include "adopt/bash_words.hpp"
 #include "adopt/torchtitan_toml.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -135,6 +136,15 @@ public:
     }
 
     void note(int line, const std::string& message) { m_out.notes.push_back({where(line), message}); }
+    /// One word into launch.args as written (MaxText's KEY=VALUE), unless it needed what only running tells.
+    void arg_word(const BashWord& word, const std::string& spelled) {
+        if (!word.unresolved.empty()) {
+            m_out.unresolved.push_back(
+                {where(word.line), fmt::format("{}: depends on {}; left out of launch.args", word.text, word.unresolved)});
+            return;
+        }
+        m_out.args.push_back({"launch.args", word.text, where(word.line), spelled});
+    }
     void recognized(const std::string& what) { m_out.recognized.push_back(what); }
 
 private:
@@ -349,10 +359,93 @@ void sbatch(Reader& reader, const BashCommand& command) {
     }
 }
 
+// MaxText's train.py: argv[1] the config file, then KEY=VALUE overrides (docs/contracts/
+// maxtext-tpu-recipes-v0.1.4.yaml, MaxText/pyconfig.py:396-402). The keys the card has fields
+// for become facts; per_device_batch_size becomes the global batch once the chips are known
+// (adopt.cpp); model_name goes to launch.args, where the maxtext plan reads it.
+void maxtext(Reader& reader, const BashCommand& command, std::size_t from) {
+    reader.recognized("maxtext train");
+    struct Key {
+        const char* field;
+        bool integer;
+    };
+    static const std::map<std::string, Key> keys = {
+        {"max_target_length", {"workload.data.seq_len", true}},
+        {"steps", {"launch.steps", true}},
+        {"per_device_batch_size", {"@per_device_batch_size", false}},
+        {"ici_data_parallelism", {"Model-executor.model_plan_parallelization.dp_replicate", true}},
+        {"ici_fsdp_parallelism", {"Model-executor.model_plan_parallelization.dp_shard", true}},
+        {"ici_tensor_parallelism", {"Model-executor.model_plan_parallelization.tp", true}},
+        {"ici_expert_parallelism", {"Model-executor.model_plan_parallelization.ep", true}},
+        {"ici_pipeline_parallelism", {"Model-executor.model_plan_parallelization.pp", true}},
+        {"ici_context_parallelism", {"Model-executor.model_plan_parallelization.cp", true}},
+    };
+    // Not keys of MaxText/configs/base.yml at the pinned ref: pyconfig.py:406-410 refuses them.
+    static const std::set<std::string> refused = {"ici_mesh_shape", "enable_profiler", "profile_dir"};
+    for (std::size_t i = from; i < command.words.size(); ++i) {
+        const BashWord& word = command.words[i];
+        const std::size_t eq = word.text.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            continue;
+        }
+        const std::string key = word.text.substr(0, eq);
+        const std::string value = word.text.substr(eq + 1);
+        if (const auto found = keys.find(key); found != keys.end()) {
+            reader.value_fact(found->second.field, value, word, key, found->second.integer);
+        } else if (key == "model_name") {
+            reader.arg_word(word, key);
+        } else if (refused.count(key) != 0) {
+            reader.note(word.line, fmt::format("{}: not a MaxText option at tpu-recipes-v0.1.4 (pyconfig.py:406-410 refuses a key "
+                                               "that base.yml lacks), so the script could not have run with it; left out",
+                                               key));
+        } else {
+            reader.note(word.line, fmt::format("{}: left out (adopt carries model_name, per_device_batch_size, max_target_length, "
+                                               "steps and ici_*_parallelism; add it to launch.args as {} if the run needs it)",
+                                               word.text, word.text));
+        }
+    }
+}
+
+void recognize(Reader& reader, const BashCommand& command);
+
+// `gcloud compute tpus tpu-vm ssh NAME --command "..."`: the command string is what ran on the
+// TPU VM, a script of its own.
+bool remote_command(Reader& reader, const BashCommand& command) {
+    const std::vector<BashWord>& w = command.words;
+    if (w.empty() || basename_of(w.front().text) != "gcloud" ||
+        std::none_of(w.begin(), w.end(), [](const BashWord& word) { return word.text == "ssh"; })) {
+        return false;
+    }
+    for (std::size_t i = 1; i < w.size(); ++i) {
+        const bool joined = w[i].text.rfind("--command=", 0) == 0;
+        if (!joined && (w[i].text != "--command" || i + 1 == w.size())) {
+            continue;
+        }
+        const BashWord& word = joined ? w[i] : w[i + 1];
+        const std::string inner = joined ? word.text.substr(std::string("--command=").size()) : word.text;
+        for (BashCommand remote : split_bash(inner).commands) {
+            // Lines in the string count from the word that holds it.
+            for (BashWord& part : remote.words) {
+                part.line += word.line - 1;
+                if (part.unresolved.empty()) {
+                    part.unresolved = word.unresolved;
+                }
+            }
+            remote.line += word.line - 1;
+            recognize(reader, remote);
+        }
+        return true;
+    }
+    return false;
+}
+
 void recognize(Reader& reader, const BashCommand& command) {
     const std::vector<BashWord>& w = command.words;
     if (!w.empty() && w.front().text == "#SBATCH") {
         sbatch(reader, command);
+        return;
+    }
+    if (remote_command(reader, command)) {
         return;
     }
     auto text = [&](std::size_t i) { return i < w.size() ? w[i].text : std::string(); };
@@ -394,6 +487,10 @@ void recognize(Reader& reader, const BashCommand& command) {
         }
         if (module == "sglang.bench_serving") {
             client(reader, command, i + 2, "sglang bench_serving");
+            return;
+        }
+        if (module == "MaxText.train" || (base == "train.py" && ends_with(text(i + 1), "base.yml"))) {
+            maxtext(reader, command, module.empty() ? i + 2 : i + 3);
             return;
         }
         if (base == "torchrun" || module == "torch.distributed.run" || module == "torch.distributed.launch") {

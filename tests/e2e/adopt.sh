@@ -125,7 +125,62 @@ expect_rendered "$row" '--tensor-parallel-size 4'
 expect_rendered "$row" '^add_args --max-num-seqs'
 expect_rendered "$row" '--num-iters 20'
 
-# 7. Bad input: one clear error, exit 2.
+# 7. A TorchTitan row whose run.txt is notes around `./run_train.sh` (group 5): the TOML says
+#    what ran; run.txt names no command adopt knows, which is a note, not an error.
+row=qwen-3-8b-torchtitan-dp_4-perlmutter-group_5
+adopt_row "$row" run.txt qwen-dp-4gpu-2batch.toml
+expect_eq "$row: with run.txt, data_parallel_shard_degree rendered" 1 \
+    "$(grep -c '^data_parallel_shard_degree = 4$' "$SCRATCH/$row.render/train.toml")"
+expect_status 0 "$row: --json" -- "$CCL_HARNESS" adopt "$fixtures/$row/$row.yaml" --script "$fixtures/$row/run.txt" \
+    --script "$fixtures/$row/qwen-dp-4gpu-2batch.toml" --json
+if /usr/bin/python3 - "$OUT" <<'PY'; then pass; else fail "adopt --json: $OUT"; fi
+import json, sys, yaml
+a = json.loads(sys.argv[1])
+assert [r.split(": ")[-1] for r in a["recognized"]] == ["torchtitan toml"], a["recognized"]
+assert any(n["where"].endswith("run.txt") and "names no command adopt knows" in n["message"] for n in a["notes"]), a["notes"]
+card = yaml.safe_load(a["card_yaml"])
+assert card["Model-executor"]["model_plan_parallelization"]["dp_shard"] == 4, card
+assert all({"where", "field", "value", "option"} <= set(f) for f in a["filled"]), a["filled"]
+PY
+
+# 8. MaxText train.py KEY=VALUE (a generated run.sh, e45d0d3): the global batch is
+#    per_device_batch_size x the card's 8 chips; keys MaxText itself refuses are said, and the
+#    adopted card is refused where the script could not have run (model_name is not MaxText's).
+row=deepseek-v2-16b-maxtext-train-tp2-ep4-dp1-tpu
+expect_status 0 "$row: adopt" -- bash -c '"$0" adopt -v "$1" --script "$2" >"$3"' "$CCL_HARNESS" "$fixtures/$row/$row.yaml" \
+    "$fixtures/$row/run.sh" "$SCRATCH/$row.yaml"
+expect_output "the global batch" "run.sh:18: workload.data.batch_size: card says 8, the script ran 64; following the script"
+expect_output "a key MaxText refuses" "run.sh:17: ici_mesh_shape: not a MaxText option at tpu-recipes-v0.1.4"
+expect_adopted "$row" workload.data.seq_len 1024
+expect_adopted "$row" launch.steps 10
+expect_adopted "$row" launch.args "['model_name=deepseek-v2-16b']"
+expect_status 2 "$row: the adopted card is refused at its model_name" -- "$CCL_HARNESS" validate --strict "$SCRATCH/$row.yaml"
+expect_output "MaxText's own list" "model_name=deepseek-v2-16b is not a model of maxtext at tpu-recipes-v0.1.4"
+
+# 9. What ran on a TPU VM through `gcloud ... tpu-vm ssh --command "..."` (a script written here
+#    against the corpus card of a TPU latency row): read inside the string, at its own lines.
+row=deepseek-v2-lite-vllm-tp4-batch128
+fixtures=$SCRATCH/tpu
+mkdir -p "$fixtures/$row"
+cat >"$fixtures/$row/run.sh" <<'SH'
+#!/bin/bash
+ZONE=${1:-us-east5-b}
+TPU_NAME=${2:-my-v6e-4}
+gcloud compute tpus tpu-vm ssh "$TPU_NAME" --zone "$ZONE" --worker=all --command "
+  cd ~/
+  vllm bench latency --model deepseek-ai/DeepSeek-V2-Lite \
+    --tensor-parallel-size 4 --batch-size 64 --input-len 1024 --output-len 128
+"
+SH
+cp "$(find "$CORPUS/trace_collection" -name "$row.yaml" | head -n 1)" "$fixtures/$row/"
+expect_status 0 "$row: adopt" -- bash -c '"$0" adopt "$1" --script "$2" >"$3"' "$CCL_HARNESS" "$fixtures/$row/$row.yaml" \
+    "$fixtures/$row/run.sh" "$SCRATCH/$row.yaml"
+# Inside double quotes bash drops a backslash-newline, so the whole vllm command is the string's line 6.
+expect_output "the batch, at its line inside the string" "run.sh:6: workload.data.batch_size: card says 128, the script ran 64; following the script"
+expect_status 0 "$row: the adopted card passes --strict" -- "$CCL_HARNESS" validate --strict "$SCRATCH/$row.yaml"
+fixtures=tests/fixtures/adopt
+
+# 10. Bad input: one clear error, exit 2.
 row=qwen3-4b-sglang-tp4-batch8-perlmutter
 card="$fixtures/$row/$row.yaml"
 expect_status 2 "a missing script" -- "$CCL_HARNESS" adopt "$card" --script "$SCRATCH/missing.sh"
@@ -133,6 +188,9 @@ expect_output "names it" "ccl-harness: error: $SCRATCH/missing.sh: cannot read"
 printf 'echo hello\nls -l\n' >"$SCRATCH/notes.sh"
 expect_status 2 "a script with no known command" -- "$CCL_HARNESS" adopt "$card" --script "$SCRATCH/notes.sh"
 expect_output "says so" "ccl-harness: error: $SCRATCH/notes.sh: names no command adopt knows"
+expect_status 2 "two scripts, neither with a known command" -- "$CCL_HARNESS" adopt "$card" --script "$SCRATCH/notes.sh" \
+    --script "$SCRATCH/notes.sh"
+expect_output "names both" "ccl-harness: error: $SCRATCH/notes.sh, $SCRATCH/notes.sh: name no command adopt knows"
 printf '\x7fELF\x00\x01' >"$SCRATCH/binary"
 expect_status 2 "a binary, not a script" -- "$CCL_HARNESS" adopt "$card" --script "$SCRATCH/binary"
 expect_output "says so" "not a text file"
