@@ -2,6 +2,7 @@
 #include "card/yaml_document.hpp"
 #include "provenance/env_capture.hpp"
 #include "provenance/secret_scrub.hpp"
+#include "trace/rank_set.hpp"
 #include "trace/trace_names.hpp"
 
 #include "util/error.hpp"
@@ -271,6 +272,39 @@ std::optional<std::vector<std::string>> edit_traces(std::vector<std::string> lin
     return lines;
 }
 
+/// The line edit for metric_source.ranks_present; nothing when the text has a shape it does not
+/// handle.
+std::optional<std::vector<std::string>> edit_ranks_present(std::vector<std::string> lines, const YAML::Node& root,
+                                                           const std::string& value) {
+    const std::optional<YAML::Mark> source_key = key_mark(root, "metric_source");
+    if (!source_key) {
+        const std::string indent(static_cast<std::size_t>(root.begin()->first.Mark().column), ' ');
+        lines.push_back(indent + "metric_source:");
+        lines.push_back(indent + "  " + k_ranks_present_key + ": " + value);
+        return lines;
+    }
+    const std::optional<ValueSpan> source = locate_value(lines, *source_key);
+    const YAML::Node metric_source = root["metric_source"];
+    if (!source || !source->inline_value.empty() || !(metric_source.IsMap() || metric_source.IsNull())) {
+        return std::nullopt;
+    }
+    const std::optional<YAML::Mark> ranks_key = metric_source.IsMap() ? key_mark(metric_source, k_ranks_present_key) : std::nullopt;
+    if (!ranks_key) {
+        const std::size_t indent = source->child_indent == k_none ? source->key_column + 2 : source->child_indent;
+        lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(source->end_line),
+                     std::string(indent, ' ') + k_ranks_present_key + ": " + value);
+        return lines;
+    }
+    const std::optional<ValueSpan> span = locate_value(lines, *ranks_key);
+    if (!span) {
+        return std::nullopt;
+    }
+    lines[span->key_line] = span->prefix + " " + value + span->comment;
+    lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(span->key_line + 1),
+                lines.begin() + static_cast<std::ptrdiff_t>(span->end_line));
+    return lines;
+}
+
 } // namespace
 
 std::string trace_kind(const std::string& file_name) {
@@ -321,6 +355,35 @@ std::string set_bundle_fields(const std::string& card_text, const std::vector<st
         lines = edited && edited->IsMap() ? edit_traces(*lines, *edited, trace_kinds) : std::nullopt;
     }
     if (lines) {
+        std::string text = join_lines(*lines);
+        try {
+            if (same_tree(YAML::Load(text), expected)) {
+                return text;
+            }
+        } catch (const YAML::Exception&) {
+        }
+    }
+    return emit_yaml(expected);
+}
+
+std::string set_ranks_present(const std::string& card_text, const std::vector<long long>& ranks, const std::string& display_name) {
+    const YAML::Node root = parse(card_text, display_name);
+    if (!root.IsMap() || root.size() == 0) {
+        throw input_error(fmt::format("{}: a card is a YAML mapping", display_name));
+    }
+    YAML::Node expected = YAML::Clone(root);
+    YAML::Node sequence(YAML::NodeType::Sequence);
+    sequence.SetStyle(YAML::EmitterStyle::Flow);
+    std::vector<std::string> items;
+    for (const long long rank : ranks) {
+        sequence.push_back(rank);
+        items.push_back(std::to_string(rank));
+    }
+    if (!(expected["metric_source"].IsMap() || expected["metric_source"].IsNull())) {
+        expected["metric_source"] = YAML::Node(YAML::NodeType::Map);
+    }
+    expected["metric_source"][k_ranks_present_key] = sequence;
+    if (const auto lines = edit_ranks_present(split_lines(card_text), root, "[" + join(items, ", ") + "]")) {
         std::string text = join_lines(*lines);
         try {
             if (same_tree(YAML::Load(text), expected)) {

@@ -24,4 +24,9 @@ std::string trace_kind(const std::string& file_name);
 std::string set_bundle_fields(const std::string& card_text, const std::vector<std::string>& trace_kinds, const std::string& trace_url,
                               const std::string& display_name);
 
+/// `card_text` with `metric_source.ranks_present` set to `ranks` (a flow sequence, "[0, 2]"):
+/// the ranks a partial archive holds traces for (`ingest --ranks`, rank_set.hpp), added where
+/// missing; edited in the text as set_bundle_fields is, with its fallback. Errors as there.
+std::string set_ranks_present(const std::string& card_text, const std::vector<long long>& ranks, const std::string& display_name);
+
 } // namespace harness

@@ -5,6 +5,7 @@
 #include "bundle/input_path.hpp"
 #include "provenance/provenance.hpp"
 #include "run/run_directory.hpp"
+#include "trace/rank_set.hpp"
 #include "util/archive.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -43,6 +44,7 @@ using verify_checks::check_card;
 using verify_checks::check_container;
 using verify_checks::check_interrupt;
 using verify_checks::check_metrics;
+using verify_checks::check_partial_record;
 using verify_checks::check_provenance;
 using verify_checks::check_run_record;
 using verify_checks::check_scripts;
@@ -221,6 +223,7 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
     check_card(dir, files, planned, report);
     check_metrics(dir, report.problems);
     check_provenance(dir, report.name, report.problems);
+    check_partial_record(dir, report);
     report.ingested = ingested_bundle(dir);
     check_container(dir, report.problems);
     check_run_record(dir, report.name, report.problems);
@@ -229,6 +232,10 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
 }
 
 } // namespace
+
+std::string BundleReport::partial_summary() const {
+    return partial() ? "partial: " + describe_partial_ranks(ranks_present, total_count) : std::string();
+}
 
 std::size_t BundleReport::steps() const {
     std::size_t total = 0;
@@ -310,6 +317,14 @@ Json bundle_report_to_json(const BundleReport& report) {
     if (report.ingested) {
         // Only then: a harness run's report stays as it always was.
         out["provenance"] = k_unpinned_ingested;
+    }
+    if (report.partial()) {
+        Json ranks = Json::array();
+        for (const long long rank : report.ranks_present) {
+            ranks.push_back(Json(rank));
+        }
+        out["partial"] = Json(Json::Object{
+            {"ranks_present", std::move(ranks)}, {"total_count", report.total_count}, {"summary", report.partial_summary()}});
     }
     out["problems"] = Json::array();
     for (const BundleProblem& problem : report.problems) {

@@ -40,8 +40,16 @@ struct BundleReport {
     /// provenance.json says origin "ingested": a job the harness did not run, with no pins
     /// (reported as "unpinned, ingested"); false for every harness run.
     bool ingested = false;
+    /// A partial bundle (`ingest --ranks`): the ranks its card's metric_source.ranks_present
+    /// claims, as written; a claim the traces or provenance.json contradict is also a problem.
+    /// Empty when the card claims none (every rank traced).
+    std::vector<long long> ranks_present;
+    long long total_count = 0; ///< the card's, with ranks_present
 
     bool valid() const { return problems.empty(); }
+    bool partial() const { return !ranks_present.empty(); }
+    /// "partial: ranks 0 of 4" (rank_set.hpp's form), empty when not partial.
+    std::string partial_summary() const;
     std::size_t steps() const;
 };
 
@@ -62,8 +70,9 @@ struct VerifyOptions {
 ///    trace_url not <name>.tar.zst, metric_source.traces not naming the kinds of trace held;
 ///  - every trace (kineto_trace_<rank>.json, <host>.trace.json(.gz)): check_trace's problem, or
 ///    the legacy array form; a trace under another name (rank0_trace.json...) or in a folder;
-///  - kineto_trace_<rank>.json ranks not exactly 0..total_count-1 (the card schema has no field
-///    naming sampled ranks, so every rank must be there);
+///  - kineto_trace_<rank>.json ranks not exactly 0..total_count-1, or, in a partial bundle, not
+///    exactly the card's metric_source.ranks_present (ascending ranks below total_count, fewer than
+///    it), which must equal provenance.json's ingested.ranks_present;
 ///  - provenance.json pins (format 1, harness.version, harness.commit null or 40 hex, inputs[]
 ///    sha256 64 hex, sources[] commit 40 hex, container.digest null or sha256:<64 hex>, run.id
 ///    equal to <name>, harness.patch present when dirty);
@@ -79,7 +88,9 @@ struct VerifyOptions {
 BundleReport verify_bundle(const fs::path& bundle, const VerifyOptions& options = {});
 
 /// {"bundle", "valid", "name", "files", "problems": [{"path", "message"}],
-///  "traces": [{"path", "form", "compressed", "events", "steps", "step_marker"}], "steps"}
+///  "traces": [{"path", "form", "compressed", "events", "steps", "step_marker"}], "steps"}, plus
+///  "provenance": "unpinned, ingested" for an ingested bundle and "partial": {"ranks_present",
+///  "total_count", "summary": "partial: ranks 0 of 4"} for a partial one.
 Json bundle_report_to_json(const BundleReport& report);
 
 } // namespace harness

@@ -1,7 +1,9 @@
 #include "bundle/bundle_verify_checks.hpp"
 
 #include "card/yaml_document.hpp"
+#include "card/schema.hpp"
 #include "plan/validate.hpp"
+#include "trace/rank_set.hpp"
 #include "trace/trace_names.hpp"
 #include "util/error.hpp"
 #include "util/quote.hpp"
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
 
 namespace harness::verify_checks {
@@ -125,10 +128,76 @@ void check_trace_kinds(const YamlDocument& doc, const fs::path& dir, const HeldT
     check(held.nsys, k_nsys_kinds, "nsys", "nsys_<rank>.nsys-rep");
 }
 
-/// Without a card field naming sampled ranks (CCL-Bench cards have none), every rank is traced,
-/// unless the plan says its framework profiles rank 0 only.
+/// metric_source.ranks_present as written: ascending ranks, each once; nothing (the problem
+/// recorded) when it is not that.
+std::optional<std::vector<long long>> claimed_ranks(const YamlDocument& doc, const fs::path& dir, const YAML::Node& node,
+                                                    BundleReport& report) {
+    const std::string field = std::string("metric_source.") + k_ranks_present_key;
+    std::vector<long long> ranks;
+    bool ok = node.IsSequence() && node.size() > 0;
+    for (std::size_t i = 0; ok && i < node.size(); ++i) {
+        long long rank = -1;
+        ok = read_int(node[i], rank) && rank >= 0 && (ranks.empty() || rank > ranks.back());
+        ranks.push_back(rank);
+    }
+    if (!ok) {
+        report.problems.push_back({where(doc, dir, field), fmt::format("{}: expected the traced ranks in ascending order, each "
+                                                                       "once ([0] or [0, 2])",
+                                                                       field)});
+        return std::nullopt;
+    }
+    return ranks;
+}
+
+/// A partial bundle: the rank traces held are exactly the ranks the card claims, a part of
+/// total_count's.
+void check_partial_ranks(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, const YAML::Node& node,
+                         BundleReport& report) {
+    const std::string field = std::string("metric_source.") + k_ranks_present_key;
+    const std::optional<std::vector<long long>> claimed = claimed_ranks(doc, dir, node, report);
+    const long long total = total_count(doc.root());
+    if (!claimed || total <= 0) {
+        return; // validation reports a total_count that is no count
+    }
+    report.ranks_present = *claimed;
+    report.total_count = total;
+    const std::string claim = describe_partial_ranks(*claimed, total);
+    if (claimed->back() >= total || static_cast<long long>(claimed->size()) >= total) {
+        report.problems.push_back(
+            {where(doc, dir, field),
+             claimed->back() >= total
+                 ? fmt::format("{}: rank {} is outside the card's total_count: {}", field, claimed->back(), total)
+                 : fmt::format("{}: names every rank of {}; a bundle with every rank's trace leaves it out", field, total)});
+        return;
+    }
+    std::vector<std::string> lacking;
+    for (const long long rank : *claimed) {
+        if (!std::binary_search(held.ranks.begin(), held.ranks.end(), rank)) {
+            lacking.push_back(fmt::format("kineto_trace_{}.json", rank));
+        }
+    }
+    if (!lacking.empty()) {
+        report.problems.push_back(
+            {where(doc, dir, field), fmt::format("{} claims {}, but the bundle has no {}", field, claim, join(lacking, ", "))});
+    }
+    for (const BundleTrace& trace : report.traces) {
+        if (const long long rank = kineto_trace_rank(trace.path);
+            rank >= 0 && !std::binary_search(claimed->begin(), claimed->end(), rank)) {
+            report.problems.push_back({trace.path, fmt::format("a trace of rank {}, which the card's {} ({}) does not claim", rank,
+                                                               field, format_rank_list(*claimed))});
+        }
+    }
+}
+
+/// Every rank is traced, unless the card says which were (metric_source.ranks_present, a partial
+/// bundle's: check_partial_ranks) or the plan says its framework profiles rank 0 only.
 void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTraces& held, const PlannedTraces& planned,
                       BundleReport& report) {
+    if (const YAML::Node claimed = find_node(doc.root(), std::string("metric_source.") + k_ranks_present_key);
+        claimed.IsDefined() && !claimed.IsNull()) {
+        check_partial_ranks(doc, dir, held, claimed, report);
+        return;
+    }
     const long long total = total_count(doc.root());
     const std::vector<long long>& ranks = held.ranks;
     if (total <= 0 || (ranks.empty() && !lists_any(listed_traces(doc.root()), k_kineto_kinds))) {

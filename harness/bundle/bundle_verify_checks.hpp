@@ -47,6 +47,10 @@ void check_metrics(const fs::path& dir, Problems& problems);
 /// container/ran-*.json and scripts/Containerfile (bundle_verify_container.cpp).
 void check_container(const fs::path& dir, Problems& problems);
 
+/// A partial bundle's ranks (report.ranks_present, from the card) against provenance.json's
+/// ingested.ranks_present: the same ranks, or neither claims any.
+void check_partial_record(const fs::path& dir, BundleReport& report);
+
 /// run.json: a completed run, and this bundle's.
 void check_run_record(const fs::path& dir, const std::string& name, Problems& problems);
 
@@ -77,7 +81,8 @@ void check_window(const PlannedTraces& planned, BundleReport& report);
 // ---- the card (bundle_verify_card.cpp) ----
 
 /// <name>.yaml: present, valid (validate's errors), its trace_url, metric_source.traces and
-/// total_count against the traces held (check_traces has filled report.traces).
+/// total_count (or, partial, metric_source.ranks_present, read into report.ranks_present) against
+/// the traces held (check_traces has filled report.traces).
 void check_card(const fs::path& dir, const std::vector<std::string>& files, const PlannedTraces& planned, BundleReport& report);
 
 } // namespace harness::verify_checks

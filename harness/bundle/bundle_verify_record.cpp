@@ -3,6 +3,7 @@
 #include "bundle/bundle_metrics.hpp"
 #include "provenance/provenance.hpp"
 #include "run/run_directory.hpp"
+#include "trace/rank_set.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 #include "util/quote.hpp"
@@ -51,6 +52,34 @@ std::optional<std::string_view> string_at(simdjson::dom::object object, std::str
 }
 
 // ---- provenance.json ----
+
+void check_partial_record(const fs::path& dir, BundleReport& report) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(dir / k_provenance_name, ec))) {
+        return; // check_provenance reports it
+    }
+    std::optional<PresentRanks> recorded;
+    try {
+        recorded = ingested_ranks_present(Json::parse(read_file(dir / k_provenance_name)));
+    } catch (const std::exception&) {
+        return; // check_provenance reports it
+    }
+    const std::string card = report.name + ".yaml";
+    if (!recorded && report.partial()) {
+        report.problems.push_back({k_provenance_name, fmt::format("the card claims {} (metric_source.ranks_present), but "
+                                                                  "provenance.json records no ingested.ranks_present: only an "
+                                                                  "ingested archive (ingest --ranks) holds some ranks' traces",
+                                                                  describe_partial_ranks(report.ranks_present, report.total_count))});
+    } else if (recorded && !report.partial()) {
+        report.problems.push_back({card, fmt::format("provenance.json records {} (ingested.ranks_present), but the card's "
+                                                     "metric_source has no ranks_present",
+                                                     describe_partial_ranks(recorded->ranks, recorded->total))});
+    } else if (recorded && (recorded->ranks != report.ranks_present || recorded->total != report.total_count)) {
+        report.problems.push_back({k_provenance_name, fmt::format("ingested.ranks_present records {}, but the card claims {}",
+                                                                  describe_partial_ranks(recorded->ranks, recorded->total),
+                                                                  describe_partial_ranks(report.ranks_present, report.total_count))});
+    }
+}
 
 /// The pins and format are provenance.hpp's check; whether the record is about this bundle is
 /// verify's.

@@ -7,6 +7,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
 
@@ -31,6 +32,9 @@ const std::vector<FieldSpec>& profile_schema() {
         scheduler.choices_are_strict = true;
         FieldSpec env = spec("env", ValueKind::free_map);
         env.identifier_keys = true;
+        FieldSpec charge_factors = spec("charge_factors", ValueKind::free_map);
+        charge_factors.description = "QOS name -> the site's charge per node-hour in that QOS (a number >= 0), for the dry run's "
+                                     "allocation hours; a QOS not listed has an unknown charge";
         return std::vector<FieldSpec>{
             spec("name", ValueKind::string, Need::required),
             spec("extends", ValueKind::string),
@@ -61,6 +65,7 @@ const std::vector<FieldSpec>& profile_schema() {
                      spec("default_time", ValueKind::string),
                      spec("gpus_per_node_flag", ValueKind::boolean),
                      spec("requires_account", ValueKind::boolean),
+                     charge_factors,
                  }),
             spec("tpu", ValueKind::map, Need::optional,
                  {
@@ -332,6 +337,19 @@ Diagnostics ClusterProfile::check(const fs::path& file, ClusterProfile* out) {
     p.default_time = text(root, "slurm.default_time");
     read_bool(find_node(root, "slurm.gpus_per_node_flag"), p.gpus_per_node_flag);
     read_bool(find_node(root, "slurm.requires_account"), p.requires_account);
+    if (const YAML::Node factors = find_node(root, "slurm.charge_factors"); factors.IsMap()) {
+        for (auto it = factors.begin(); it != factors.end(); ++it) {
+            const std::string qos = it->first.Scalar();
+            double factor = 0;
+            // 0 is a real charge (a site's free QOS); a negative or non-number one is a typo.
+            if (!read_number(it->second, factor) || !std::isfinite(factor) || factor < 0) {
+                diagnostics.error(doc.location(it->second, "slurm.charge_factors." + qos), "slurm.charge_factors." + qos,
+                                  "expected a number >= 0: what the site charges per node-hour in this QOS");
+                continue;
+            }
+            p.charge_factors[qos] = factor;
+        }
+    }
     p.tpu_runtime_version = text(root, "tpu.runtime_version");
     const YAML::Node slices = find_node(root, "tpu.slices");
     for (std::size_t i = 0; slices.IsSequence() && i < slices.size(); ++i) {

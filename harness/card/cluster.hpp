@@ -53,6 +53,9 @@ struct ClusterProfile {
     std::string default_time;
     bool gpus_per_node_flag = false; ///< emit --gpus-per-node
     bool requires_account = false;   ///< slurm.requires_account: a job without launch.account is refused (sbatch -A)
+    /// slurm.charge_factors: QOS -> what the site charges the allocation per node-hour in it, as
+    /// the site publishes it; a QOS not listed has an unknown charge (never guessed).
+    std::map<std::string, double> charge_factors;
     std::string tpu_runtime_version;
     std::vector<long long> tpu_slices;
     std::string tpu_default_zone;

@@ -2,6 +2,7 @@
 #include "bundle/bundle_verify.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "trace/rank_set.hpp"
 #include "util/error.hpp"
 #include "util/home.hpp"
 #include "util/interrupt.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 struct IngestCommandOptions {
     IngestOptions ingest;
+    std::string ranks; ///< --ranks as typed; given or not is the option's count
     ReportFlags report;
 };
 
@@ -41,9 +43,12 @@ int run_ingest(const IngestCommandOptions& options) {
                                      ? ""
                                      : fmt::format(" (rank {} from {})", trace.rank, trace.rank_from));
     }
-    std::cout << fmt::format("run directory: {}\nbundle: {}\n  valid, {} ({} files, {} traces, {} steps)\n  sha256: {}\n",
+    const std::string partial = outcome.ranks_present.empty()
+                                    ? ""
+                                    : ", partial: " + describe_partial_ranks(outcome.ranks_present, outcome.total_count);
+    std::cout << fmt::format("run directory: {}\nbundle: {}\n  valid, {}{} ({} files, {} traces, {} steps)\n  sha256: {}\n",
                              terminal_text(outcome.run_dir.string()), terminal_text(outcome.bundle.string()), k_unpinned_ingested,
-                             outcome.files, outcome.traces.size(), outcome.steps, outcome.bundle_sha256);
+                             partial, outcome.files, outcome.traces.size(), outcome.steps, outcome.bundle_sha256);
     return k_exit_ok;
 }
 
@@ -58,6 +63,9 @@ void add_ingest(CLI::App& sub, Action& action) {
         ->required();
     sub.add_option("--scripts", options->ingest.scripts, "the scripts that ran (files only), bundled as scripts/");
     sub.add_option("--logs", options->ingest.logs, "the job's logs, bundled as logs/");
+    auto* ranks = sub.add_option("--ranks", options->ranks,
+                                 "LIST: the ranks TRACE_DIR has traces for when not every rank's (0, 0,2, 0-3): exactly these, "
+                                 "recorded as a partial bundle");
     auto* results = add_results_option(sub, options->ingest.results, "where the run directory and bundle go");
     add_report_flags(sub, options->report);
     sub.footer("Makes results/<card>-<time>-<hash>/ and its bundle from a job the harness did not run (a hand-run\n"
@@ -68,15 +76,23 @@ void add_ingest(CLI::App& sub, Action& action) {
                "refuses it. A file of TRACE_DIR that is plainly no trace (a card, a README, a log) is left out with\n"
                "a warning; a *.json, *.gz, *.pb, *.sqlite, *.nsys-rep or *trace* file it cannot place, a link, two\n"
                "traces of one rank or a missing rank is an error, and nothing is written.\n"
+               "An archive with some ranks' traces only (upstream's rank0_trace.json rows) takes --ranks LIST: exactly\n"
+               "those ranks' traces, no others; provenance.json (ingested.ranks_present, total_count) and the card\n"
+               "(metric_source.ranks_present) record them, verify reports \"partial: ranks 0 of 4\", and metrics\n"
+               "marks what needs every rank (straggler) n/a.\n"
                "JSON keys: run_id, run_dir, bundle, sha256, files, steps, traces [{source, name, rank, rank_from}],\n"
-               "warnings, provenance.\n"
+               "warnings, provenance, partial (null, or {ranks_present, total_count, summary}).\n"
                "Exit status: 0 ingested, 1 failed, 2 bad input (nothing written), 130 interrupted.\n"
                "Examples:\n"
                "  ccl-harness ingest llama-8b-tp4.yaml /data/llama-8b-tp4/traces --scripts job/ --logs job/logs\n"
-               "  ccl-harness ingest card.yaml tb_logs/ --json");
-    sub.callback([options, results, &action] {
-        action = [options, results] {
+               "  ccl-harness ingest card.yaml tb_logs/ --json\n"
+               "  ccl-harness ingest llama-8b-tp4.yaml archive/rank0-only/ --ranks 0");
+    sub.callback([options, results, ranks, &action] {
+        action = [options, results, ranks] {
             apply_results_default(results, options->ingest.results);
+            if (ranks->count() > 0) {
+                options->ingest.ranks = options->ranks;
+            }
             return run_ingest(*options);
         };
     });

@@ -47,6 +47,13 @@ void add_metrics(CLI::App& sub, Action& action) {
     sub.add_option("--threads", options->metrics.threads, "ranks read at once (default: one per core)");
     sub.footer("Both modes are always computed; where they disagree the report says so and names the kernels\n"
                "responsible. A metric that does not apply says why instead of printing a number.\n"
+               "Over a partial set of ranks (the card's metric_source.ranks_present, from ingest --ranks) the\n"
+               "default mode computes what the traced ranks support, each such metric noting \"partial: ...\", and\n"
+               "says n/a with the reason where every rank is needed (straggler); --reference reads what is there.\n"
+               "JSON keys: path, layout, card, mode, partial (null or \"ranks 0 of 4\"), ranks [{rank, file, format,\n"
+               "compressed, basis, bytes, events, kernels, host_ops, xla_ops, steps, step_source, in_default,\n"
+               "in_reference}], ranks_held_at_once, metrics {NAME: {value, unit, basis, why, per_rank, by_collective,\n"
+               "notes}}, disagreements [{metric, default, reference, pattern, kernels, more_kernels}], notes.\n"
                "Exit status: 0 when the metrics were computed, 2 for bad input (no traces, a malformed trace\n"
                "with its byte offset, an unknown metric, an unsafe archive).\n"
                "Examples:\n"

@@ -4,6 +4,7 @@
 #include "util/home.hpp"
 #include "util/quote.hpp"
 #include "workflows/reproduce.hpp"
+#include "workflows/slurm_dry_run.hpp"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -39,6 +40,9 @@ int run_reproduce(ReproduceOptions options, const ReportFlags& flags) {
         if (!outcome.preview.empty()) {
             result << outcome.preview << "\n";
         }
+        if (outcome.slurm_preview) {
+            result << format_slurm_dry_run(*outcome.slurm_preview);
+        }
         if (outcome.run) {
             result << format_run_outcome(*outcome.run);
         }
@@ -70,24 +74,26 @@ void add_reproduce(CLI::App& sub, Action& action) {
                    "NAME: the value of environment variable NAME is a secret, scrubbed from everything the run writes and "
                    "prints, although its name does not say so (repeatable)");
     sub.add_option("--grace", options->grace_seconds, "seconds between SIGTERM and SIGKILL when stopping ranks (default 5)");
-    sub.footer("Steps: unpack safely into a scratch directory (absolute paths, .., links, devices and\n"
-               "decompression bombs are refused before anything is written), verify as `verify` does, fetch\n"
-               "the framework commits pinned in provenance.json (the refs are not resolved again), re-render\n"
-               "the bundled card with this harness's templates, and compare with scripts/ byte for byte.\n"
-               "Identical: run, pack, and record in provenance.json which bundle (and manifest sha256) this\n"
-               "reproduces. Different: print a unified diff and stop, unless --use-bundled-scripts.\n"
-               "A run in a container image the harness built (podman, podman-hpc) rebuilds the image from the\n"
-               "Containerfile, or reuses it when the runtime has it, and says which; when its Debian packages\n"
-               "differ from those the bundle's image had, it prints the difference and stops, unless\n"
-               "--allow-image-drift.\n"
-               "Exit status: 0 reproduced (or would be, with --dry-run), 1 invalid bundle, scripts differ or\n"
-               "the run failed, 2 unusable input, 130 interrupted.\n"
-               "--json keys: bundle, name, valid, problems [{path, message}], manifest_sha256, original_cluster, target, scripts "
-               "{identical, differing, only_in_bundle, only_rendered, diff} | null, used_bundled_scripts, dry_run, preview, run (as "
-               "run --json) | null, error, exit_code.\n"
-               "Examples:\n"
-               "  ccl-harness reproduce results/tiny-ddp-20261123T101500Z-1a2b3c.tar.zst --dry-run\n"
-               "  ccl-harness reproduce bundle.tar.zst --cluster slurm-local");
+    sub.footer(
+        "Steps: unpack safely into a scratch directory (absolute paths, .., links, devices and\n"
+        "decompression bombs are refused before anything is written), verify as `verify` does, fetch\n"
+        "the framework commits pinned in provenance.json (the refs are not resolved again), re-render\n"
+        "the bundled card with this harness's templates, and compare with scripts/ byte for byte.\n"
+        "Identical: run, pack, and record in provenance.json which bundle (and manifest sha256) this\n"
+        "reproduces. Different: print a unified diff and stop, unless --use-bundled-scripts.\n"
+        "A run in a container image the harness built (podman, podman-hpc) rebuilds the image from the\n"
+        "Containerfile, or reuses it when the runtime has it, and says which; when its Debian packages\n"
+        "differ from those the bundle's image had, it prints the difference and stops, unless\n"
+        "--allow-image-drift.\n"
+        "Exit status: 0 reproduced (or would be, with --dry-run), 1 invalid bundle, scripts differ or\n"
+        "the run failed, 2 unusable input, 130 interrupted.\n"
+        "--json keys: bundle, name, valid, problems [{path, message}], manifest_sha256, original_cluster, target, scripts "
+        "{identical, differing, only_in_bundle, only_rendered, diff} | null, used_bundled_scripts, dry_run, preview, preview_slurm "
+        "{bill, image, sbatch} (--dry-run on Slurm, as `run --help` documents preview.bill, .image, .sbatch) | null, run (as "
+        "run --json) | null, error, exit_code.\n"
+        "Examples:\n"
+        "  ccl-harness reproduce results/tiny-ddp-20261123T101500Z-1a2b3c.tar.zst --dry-run\n"
+        "  ccl-harness reproduce bundle.tar.zst --cluster slurm-local");
     add_report_flags(sub, *flags);
     sub.callback([options, flags, results, &action] {
         action = [options, flags, results] {

@@ -79,11 +79,19 @@ void add_run(CLI::App& sub, Action& action) {
         "Exit status: 0 completed or detached, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
         "--json keys: run_id, run_dir, card, target, state, reason, exit_code, traces, bundle {path, sha256, files} | null, "
         "pack_error, warnings, dry_run, preview {submission, rendered, results, nodes, ranks_per_node, steps, trace_kinds, commands, "
-        "billing, commands_problem} | null.\n"
+        "billing, commands_problem, preflight, bill, image, sbatch} | null; on Slurm (else null): bill {account, qos, partition, "
+        "constraint, nodes, gpus_per_node, gpus, time_limit, time_limit_hours, node_hours (nodes x time limit: the most the job "
+        "can charge), charge_factor, allocation_hours (node_hours x charge_factor; null when the profile's slurm.charge_factors "
+        "lacks the QOS), charge_factor_source}, image {runtime, tag, base, migrate, present (yes|no|unknown), present_note, "
+        "commands, problem} | null, sbatch {command, cwd, directives}.\n"
+        "Slurm --dry-run shows the bill, the image build and migrate `run` does first, and the sbatch line with the\n"
+        "rendered #SBATCH directives; it asks the container runtime only whether the image exists.\n"
         "Examples:\n"
         "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml\n"
         "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local\n"
-        "  ccl-harness run card.yaml --dry-run");
+        "  ccl-harness run card.yaml --dry-run\n"
+        "  ccl-harness run workloads/qwen3-4b-torchtitan-perlmutter/qwen3-4b-torchtitan-perlmutter.yaml --dry-run "
+        "--set launch.account=m1234");
     add_report_flags(sub, *flags);
     sub.callback([options, flags, set_paths, results, &action] {
         action = [options, flags, set_paths, results] {

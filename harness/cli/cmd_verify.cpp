@@ -31,8 +31,11 @@ void print_report(const BundleReport& report, bool quiet) {
         }
     }
     const std::size_t count = report.problems.size();
-    std::cout << (report.valid() ? fmt::format("{}: valid{} ({} files, {} traces, {} steps)\n", bundle,
-                                               report.ingested ? std::string(", ") + k_unpinned_ingested : "", report.files,
+    std::string marks = report.ingested ? std::string(", ") + k_unpinned_ingested : "";
+    if (report.partial()) {
+        marks += ", " + report.partial_summary();
+    }
+    std::cout << (report.valid() ? fmt::format("{}: valid{} ({} files, {} traces, {} steps)\n", bundle, marks, report.files,
                                                report.traces.size(), report.steps())
                                  : fmt::format("{}: invalid ({} problem{})\n", bundle, count, count == 1 ? "" : "s"));
 }
@@ -85,7 +88,12 @@ void add_verify(CLI::App& sub, Action& action) {
                "(validate), every trace (parses, step markers), the rank traces against the card's total_count,\n"
                "the provenance pins and run.json; every problem is listed as BUNDLE: PATH: MESSAGE.\n"
                "A bundle made by `ccl-harness ingest` (a job the harness did not run) is reported as\n"
-               "\"valid, unpinned, ingested\" (JSON: \"provenance\": \"unpinned, ingested\").\n"
+               "\"valid, unpinned, ingested\" (JSON: \"provenance\": \"unpinned, ingested\"); one holding some ranks'\n"
+               "traces only (ingest --ranks) adds \"partial: ranks 0 of 4\" (JSON: \"partial\": {ranks_present,\n"
+               "total_count, summary}), its traces held to exactly the ranks its card's metric_source.ranks_present\n"
+               "and provenance.json's ingested.ranks_present claim.\n"
+               "JSON keys: bundle, valid, name, files, steps, problems [{path, message}], traces [{path, form,\n"
+               "compressed, events, steps, step_marker}], provenance, partial; error (unusable input).\n"
                "An archive is unpacked safely into a scratch directory under $TMPDIR, removed afterwards.\n"
                "Exit status: 0 every bundle valid, 1 a bundle is invalid (or its archive damaged or truncated),\n"
                "2 unusable input (no such path, not a .tar.zst, an archive refused as unsafe), 130 interrupted.\n"

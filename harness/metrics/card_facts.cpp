@@ -3,6 +3,7 @@
 #include "metrics/metric_functions.hpp"
 
 #include "metrics/metrics_input.hpp"
+#include "trace/rank_set.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
 #include "util/yaml_bounded.hpp"
@@ -119,6 +120,15 @@ CardFacts load_card_facts(const fs::path& file) {
     const YAML::Node traces = child(root, {"metric_source", "traces"});
     facts.traces_json = traces_hold(traces, "json");
     facts.traces_json_tpu = traces_hold(traces, "json_tpu");
+    const YAML::Node present = child(root, {"metric_source", k_ranks_present_key});
+    for (std::size_t i = 0; present.IsSequence() && i < present.size(); ++i) {
+        const std::optional<double> rank = number(present[i]);
+        if (!rank || *rank < 0 || *rank != static_cast<double>(static_cast<long long>(*rank))) {
+            facts.ranks_present.clear(); // not a list of ranks: verify says so
+            break;
+        }
+        facts.ranks_present.push_back(static_cast<long long>(*rank));
+    }
     // mfu.py globs the directory it is given, the one holding the card.
     const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
     if (const auto latency = find_vllm_latency(dir)) {

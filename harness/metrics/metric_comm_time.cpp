@@ -5,6 +5,7 @@
 #include "metrics/metric_functions.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <map>
 
 namespace harness::metrics {
@@ -150,6 +151,12 @@ MetricValue CommTimeFold::finish(const std::vector<std::size_t>& order) {
         }
         for (const auto& [operation, sum] : sums) {
             out.time_by_collective.emplace_back(operation, sum / static_cast<double>(rank_values.size()));
+        }
+        if (const std::string partial = partial_ranks(in()); !partial.empty()) {
+            // A rank's communication time is read from its own kernels; it needs no other rank.
+            out.notes.push_back(fmt::format("partial: the mean over the traced {} only; each rank's communication time is "
+                                            "measured on its own trace",
+                                            partial));
         }
         return out;
     }

@@ -5,6 +5,8 @@
 #include "metrics/intervals.hpp"
 #include "metrics/metric_functions.hpp"
 
+#include <fmt/format.h>
+
 namespace harness::metrics {
 
 namespace {
@@ -120,6 +122,12 @@ MetricValue FractionFold::finish(const std::vector<std::size_t>& order) {
         out.value = mean(rank_values);
         if (!in().reference() && out.basis == basis_label(Basis::host_ops)) {
             out.notes.emplace_back("host operators nest, so both times are unions of spans rather than sums");
+        }
+        if (const std::string partial = partial_ranks(in()); !partial.empty()) {
+            // A per-rank ratio of that rank's own kernels: the traced ranks' mean, said to be so.
+            out.notes.push_back(fmt::format("partial: the mean over the traced {} only; each rank's fraction is of its own "
+                                            "kernels, and untraced ranks may spend another share communicating",
+                                            partial));
         }
         return out;
     }

@@ -36,7 +36,10 @@ struct CardFacts {
     bool traces_json_tpu = false;
     std::optional<fs::path> latency_file; ///< a vLLM *.latency.json under the card's directory
     std::optional<double> latency_s;      ///< its avg_latency: mfu.py's step time (mfu.py:192)
-    std::string error;                    ///< why the card could not be read
+    /// metric_source.ranks_present (`ingest --ranks`): the only ranks traced, ascending; empty when
+    /// the card names none (every rank) or writes something else (verify says what).
+    std::vector<long long> ranks_present;
+    std::string error; ///< why the card could not be read
 };
 
 /// Reads the card's fields for mfu, and the vLLM latency record under the card's directory (the
@@ -121,6 +124,10 @@ private:
 };
 
 double mean(const std::vector<double>& values);
+/// "ranks 0 of 4" when the card says only some ranks were traced (CardFacts::ranks_present),
+/// else empty. The default mode only: --reference reproduces the tools, which read what is there.
+/// Each metric says in its own file what a partial set does to it.
+std::string partial_ranks(const FoldInputs& in);
 /// The basis label of the counted ranks ("GPU kernels", or "mixed: ..." when they differ).
 std::string basis_of(const FoldInputs& in);
 

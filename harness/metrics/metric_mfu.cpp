@@ -282,6 +282,13 @@ MetricValue MfuFold::finish(const std::vector<std::size_t>& order) {
         return out;
     }
     apply_formula(*card, reference, *inference, *step, *peak, out);
+    if (const std::string partial = partial_ranks(in()); out.value && !partial.empty()) {
+        // FLOP/token, the global batch and total_count x peak are the card's; only the step time
+        // is the traces', and a synchronous job's steps are one length on every rank.
+        out.notes.push_back(fmt::format("partial: the step time is that of the traced {}; the FLOP, batch and every accelerator's "
+                                        "peak are the card's, so this is the job's MFU",
+                                        partial));
+    }
     return out;
 }
 

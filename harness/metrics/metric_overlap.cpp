@@ -124,6 +124,12 @@ MetricValue OverlapFold::finish(const std::vector<std::size_t>& order) {
             out.notes.push_back(
                 fmt::format("{} rank(s) without communication in their inner steps are left out of the mean", without_comm));
         }
+        if (const std::string partial = partial_ranks(in()); !partial.empty()) {
+            // Each rank's ratio is measured on its own trace; the mean is of those at hand.
+            out.notes.push_back(fmt::format("partial: the mean over the traced {} only; each rank's overlap is its own, and "
+                                            "untraced ranks (other stages, experts) may overlap differently",
+                                            partial));
+        }
         return out;
     }
     if (without_steps + without_spans + without_comm == 0) {

@@ -94,6 +94,13 @@ private:
         }
         out.value = mean(rank_means) / k_us_per_s;
         out.basis = "steps: " + sources;
+        if (const std::string partial = partial_ranks(in()); !partial.empty()) {
+            // The ranks of a synchronous job meet at every collective, so one rank's steps last
+            // as long as the job's: a subset times the job.
+            out.notes.push_back(fmt::format("partial: the mean over the traced {}; every rank waits for the others at each "
+                                            "step's collectives, so a traced rank's steps are the job's",
+                                            partial));
+        }
         return out;
     }
 

@@ -2,7 +2,8 @@
 // takes the union of each rank's communication spans. The reference is CCL-Bench's
 // tools/straggler (straggler_metrics.py, _common.py) bug for bug: only files named
 // rank*_trace.json, only kernels named ncclDevKernel_*, durations summed per (file, pid) group,
-// and 0.0 (not "does not apply") when there are fewer than two groups.
+// and 0.0 (not "does not apply") when there are fewer than two groups. Over a partial set of ranks
+// (the card's metric_source.ranks_present) the default mode says n/a: it needs every rank.
 #include "metrics/intervals.hpp"
 #include "metrics/metric_functions.hpp"
 #include "util/strings.hpp"
@@ -174,6 +175,14 @@ MetricValue StragglerFold::finish(const std::vector<std::size_t>& order) {
             times.push_back(*time);
             out.per_rank[r] = *time;
         }
+    }
+    if (const std::string partial = partial_ranks(in()); !partial.empty()) {
+        // (max - min) / max is over every rank: an untraced rank may be the slowest or the
+        // fastest, so no subset bounds it. per_rank keeps what the traced ranks measured.
+        out.why = fmt::format("partial: {} traced; straggler compares every rank's communication time, and a rank without "
+                              "its trace may be the slowest",
+                              partial);
+        return out;
     }
     if (times.size() < 2) {
         out.why = times.empty() ? "no kernels or operators to measure" : "one rank: a straggler needs at least two";

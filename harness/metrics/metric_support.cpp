@@ -1,5 +1,7 @@
 #include "metrics/metric_functions.hpp"
 
+#include "trace/rank_set.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -32,6 +34,13 @@ MetricValue MetricFold::start_value(const char* metric, const char* unit) const 
     out.per_rank.assign(m_ranks, std::nullopt);
     out.basis = basis_of(m_in);
     return out;
+}
+
+std::string partial_ranks(const FoldInputs& in) {
+    if (in.reference() || in.card == nullptr || in.card->ranks_present.empty() || !in.card->total_count) {
+        return {};
+    }
+    return describe_partial_ranks(in.card->ranks_present, static_cast<long long>(*in.card->total_count));
 }
 
 std::string basis_of(const FoldInputs& in) {

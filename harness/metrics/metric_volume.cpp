@@ -149,6 +149,12 @@ MetricValue VolumeFold::finish(const std::vector<std::size_t>& order) {
         }
         out.notes.push_back(fmt::format("unknown dtype(s) counted as 0 bytes: {}", list));
     }
+    if (const std::string partial = partial_ranks(in()); !partial.empty()) {
+        // Bytes come from each rank's own collectives' arguments: the traced ranks' mean.
+        out.notes.push_back(fmt::format("partial: the mean over the traced {} only; ranks in other groups (pipeline stages, "
+                                        "experts) may move other volumes",
+                                        partial));
+    }
     if (in().reference()) {
         out.notes.emplace_back("as DESIGN.md defines it (by Collective name, mean over ranks); the CCL-Bench "
                                "collective_data_volume tool reads only the first rank file and four NCCL kinds");

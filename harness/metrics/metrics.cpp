@@ -2,6 +2,7 @@
 
 #include "metrics/metric_functions.hpp"
 #include "metrics/metrics_input.hpp"
+#include "trace/rank_set.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/strings.hpp"
@@ -468,6 +469,9 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
     report.reference = options.reference;
     report.notes = input.notes;
     const std::optional<CardFacts> card = read_card(input, report);
+    if (card && card->error.empty() && !card->ranks_present.empty() && card->total_count) {
+        report.partial = describe_partial_ranks(card->ranks_present, static_cast<long long>(*card->total_count));
+    }
     keep_tools_sample(wanted, options.reference, input, report);
 
     std::vector<RankFacts> facts(input.traces.size());

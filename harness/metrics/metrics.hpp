@@ -90,6 +90,9 @@ struct MetricsReport {
     std::vector<MetricValue> metrics; ///< in the chosen mode, in the order asked for
     std::vector<Disagreement> disagreements;
     std::vector<std::string> notes;
+    /// "ranks 0 of 4" when the card says only those ranks were traced (metric_source.ranks_present,
+    /// `ingest --ranks`); empty otherwise.
+    std::string partial;
     /// The most ranks whose tables were in memory at the same time (measured): at most the
     /// thread count, whatever the number of ranks, since each rank is folded and dropped.
     std::size_t ranks_held_at_once = 0;

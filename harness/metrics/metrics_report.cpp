@@ -80,6 +80,7 @@ Json metrics_to_json(const MetricsReport& report) {
     out["layout"] = report.layout;
     out["card"] = report.card ? Json(report.card->string()) : Json();
     out["mode"] = report.reference ? "reference" : "default";
+    out["partial"] = report.partial.empty() ? Json() : Json(report.partial);
     Json ranks = Json::array();
     for (const RankSummary& rank : report.ranks) {
         Json r = Json::object();
@@ -140,6 +141,10 @@ std::string metrics_table(const MetricsReport& report) {
                                   counted == 1 ? "" : "s", report.card ? ", card " + report.card->filename().string() : ", no card",
                                   report.reference ? "reference (the CCL-Bench Python tools, bug for bug)"
                                                    : "default (one kernel classifier)");
+    if (!report.partial.empty()) {
+        out.insert(out.size() - 1, fmt::format("partial: {} traced (the card's metric_source.ranks_present){}\n", report.partial,
+                                               report.reference ? "; --reference reads what is there, as the tools do" : ""));
+    }
     out += fmt::format("{:>5}  {:<28}  {:<16}  {:<26}  {:>9}  {}\n", "rank", "file", "format", "measured", "events", "steps");
     for (const RankSummary& rank : report.ranks) {
         if (!(report.reference ? rank.in_reference : rank.in_default)) {

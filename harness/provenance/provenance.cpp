@@ -333,6 +333,47 @@ void check_environment_and_scheduler(ProvenanceChecker& check, const Json& root)
     check.pin(*reproduces, "reproduces", "manifest_sha256", 64, false);
 }
 
+/// ingested.ranks_present and total_count: both or neither, a partial set of ranks in ascending
+/// order (every rank is said by leaving them out).
+void check_ranks_present(ProvenanceChecker& check, const Json& ingested) {
+    const Json* ranks = ingested.find(k_ingested_ranks_present);
+    const Json* total = ingested.find(k_ingested_total_count);
+    if (ranks == nullptr && total == nullptr) {
+        return;
+    }
+    const std::string ranks_field = std::string("ingested.") + k_ingested_ranks_present;
+    const std::string total_field = std::string("ingested.") + k_ingested_total_count;
+    if (ranks == nullptr || total == nullptr) {
+        check.add(ranks == nullptr ? ranks_field : total_field,
+                  fmt::format("missing: {} and {} go together", k_ingested_ranks_present, k_ingested_total_count));
+        return;
+    }
+    if (!total->is_int() || total->as_int() < 1) {
+        check.add(total_field, "expected a positive integer (the card's total_count), got " + got(*total));
+        return;
+    }
+    if (!ranks->is_array() || ranks->as_array().empty()) {
+        check.add(ranks_field, "expected a non-empty array of ranks, got " + got(*ranks));
+        return;
+    }
+    const auto& items = ranks->as_array();
+    long long previous = -1;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const Json& item = items[i];
+        if (!item.is_int() || item.as_int() <= previous || item.as_int() >= total->as_int()) {
+            check.add(ProvenanceChecker::item(ranks_field, i),
+                      fmt::format("expected ranks in ascending order, each once, below total_count {}, got {}", total->as_int(),
+                                  item.is_int() ? std::to_string(item.as_int()) : got(item)));
+            return;
+        }
+        previous = item.as_int();
+    }
+    if (static_cast<long long>(items.size()) >= total->as_int()) {
+        check.add(ranks_field, fmt::format("names every rank of {}: leave {} and {} out when every rank is there", total->as_int(),
+                                           k_ingested_ranks_present, k_ingested_total_count));
+    }
+}
+
 /// origin: absent (a harness run) or "ingested", whose `ingested` object says when.
 void check_origin(ProvenanceChecker& check, const Json& root) {
     const Json* origin = check.member(root, "", "origin", true);
@@ -346,6 +387,7 @@ void check_origin(ProvenanceChecker& check, const Json& root) {
     check.ingested = true;
     if (const Json* ingested = check.object(root, "", "ingested"); ingested != nullptr) {
         check.time(*ingested, "ingested", "at", false);
+        check_ranks_present(check, *ingested);
     }
 }
 
@@ -354,6 +396,26 @@ void check_origin(ProvenanceChecker& check, const Json& root) {
 bool is_ingested_provenance(const Json& provenance) {
     const Json* origin = provenance.is_object() ? provenance.find("origin") : nullptr;
     return origin != nullptr && origin->is_string() && origin->as_string() == k_origin_ingested;
+}
+
+std::optional<PresentRanks> ingested_ranks_present(const Json& provenance) {
+    if (!is_ingested_provenance(provenance)) {
+        return std::nullopt;
+    }
+    const Json* ingested = provenance.find("ingested");
+    const Json* ranks = ingested != nullptr && ingested->is_object() ? ingested->find(k_ingested_ranks_present) : nullptr;
+    const Json* total = ingested != nullptr && ingested->is_object() ? ingested->find(k_ingested_total_count) : nullptr;
+    if (ranks == nullptr || total == nullptr || !ranks->is_array() || !total->is_int()) {
+        return std::nullopt;
+    }
+    PresentRanks present;
+    present.total = total->as_int();
+    for (const Json& item : ranks->as_array()) {
+        if (item.is_int()) {
+            present.ranks.push_back(item.as_int());
+        }
+    }
+    return present;
 }
 
 std::optional<std::string> container_digest(const std::string& image) {

@@ -1,5 +1,6 @@
 #include "workflows/ingest.hpp"
 
+#include "bundle/bundle_card.hpp"
 #include "bundle/bundle_pack.hpp"
 #include "bundle/bundle_verify.hpp"
 #include "card/card.hpp"
@@ -8,6 +9,7 @@
 #include "render/render.hpp"
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
+#include "trace/rank_set.hpp"
 #include "trace/trace_names.hpp"
 #include "trace/trace_normalize.hpp"
 #include "util/byte_source.hpp"
@@ -21,7 +23,9 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <ostream>
+#include <set>
 
 namespace harness {
 
@@ -166,22 +170,74 @@ std::vector<Placed> place_traces(const fs::path& dir, long long world, std::vect
                                           item.entry.path.string(), item.trace.name));
         }
     }
-    // verify holds the Kineto traces to ranks 0..total_count-1: say which are missing now.
-    std::vector<std::string> missing;
-    const bool any_kineto = std::any_of(placed.begin(), placed.end(),
-                                        [](const Placed& p) { return p.name.kind == TraceKind::kineto; });
-    for (long long rank = 0; any_kineto && rank < world; ++rank) {
-        if (claims.count({TraceKind::kineto, rank}) == 0) {
-            missing.push_back(std::to_string(rank));
+    std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.trace.name < b.trace.name; });
+    return placed;
+}
+
+/// verify holds the Kineto traces to ranks 0..total_count-1, or to the ranks a partial archive
+/// lists (--ranks): say now which rank is missing or not listed.
+void check_rank_coverage(const std::vector<Placed>& placed, const fs::path& dir, long long world,
+                         const std::optional<std::vector<long long>>& listed) {
+    std::set<long long> kineto;
+    std::set<long long> any_kind;
+    for (const Placed& item : placed) {
+        if (item.trace.rank >= 0) {
+            any_kind.insert(item.trace.rank);
+            if (item.name.kind == TraceKind::kineto) {
+                kineto.insert(item.trace.rank);
+            }
+        }
+    }
+    // A rank "has its trace" as verify counts it: the Kineto one when there are any, else any kind.
+    const std::set<long long>& held = kineto.empty() ? any_kind : kineto;
+    const auto rank_words = [](const auto& ranks) {
+        std::vector<std::string> words;
+        for (const long long rank : ranks) {
+            words.push_back(std::to_string(rank));
+        }
+        return words;
+    };
+    if (!listed) {
+        std::vector<long long> missing;
+        for (long long rank = 0; !kineto.empty() && rank < world; ++rank) {
+            if (kineto.count(rank) == 0) {
+                missing.push_back(rank);
+            }
+        }
+        if (!missing.empty()) {
+            throw input_error(fmt::format("TRACE_DIR {}: no torch trace for rank{} {} (the card's total_count is {}: every rank needs "
+                                          "one; --ranks {} accepts the ranks it has)",
+                                          dir.string(), missing.size() == 1 ? "" : "s", join(rank_words(missing), ", "), world,
+                                          format_rank_list(std::vector<long long>(kineto.begin(), kineto.end()))));
+        }
+        return;
+    }
+    const std::string list = format_rank_list(*listed);
+    if (any_kind.empty()) {
+        throw input_error(fmt::format("--ranks {}: TRACE_DIR {} holds only XLA traces, which are per host, not per rank; leave "
+                                      "--ranks out",
+                                      list, dir.string()));
+    }
+    for (const Placed& item : placed) {
+        if (item.trace.rank >= 0 && !std::binary_search(listed->begin(), listed->end(), item.trace.rank)) {
+            throw input_error(fmt::format("{}: a trace of rank {}, which --ranks {} does not list; add the rank to --ranks or move "
+                                          "the file out of TRACE_DIR",
+                                          item.entry.path.string(), item.trace.rank, list));
+        }
+    }
+    std::vector<long long> missing;
+    for (const long long rank : *listed) {
+        if (held.count(rank) == 0) {
+            missing.push_back(rank);
         }
     }
     if (!missing.empty()) {
-        throw input_error(
-            fmt::format("TRACE_DIR {}: no torch trace for rank{} {} (the card's total_count is {}: every rank needs one)",
-                        dir.string(), missing.size() == 1 ? "" : "s", join(missing, ", "), world));
+        throw input_error(fmt::format("--ranks {}: TRACE_DIR {} has no {}trace for rank{} {} (it has rank{} {}); list only the ranks "
+                                      "it has: --ranks {}",
+                                      list, dir.string(), kineto.empty() ? "" : "torch ", missing.size() == 1 ? "" : "s",
+                                      join(rank_words(missing), ", "), held.size() == 1 ? "" : "s", join(rank_words(held), ", "),
+                                      format_rank_list(std::vector<long long>(held.begin(), held.end()))));
     }
-    std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.trace.name < b.trace.name; });
-    return placed;
 }
 
 /// --scripts: flat, because pack bundles the top level of rendered/ as scripts/.
@@ -237,6 +293,7 @@ struct Inputs {
     std::vector<Placed> placed;
     std::vector<TreeEntry> script_files;
     std::vector<TreeEntry> log_files;
+    std::vector<long long> ranks_present; ///< a partial archive's ranks; empty when every rank is traced
 };
 
 Json string_or_null(const fs::path& path) { return path.empty() ? Json() : Json(path.string()); }
@@ -259,6 +316,14 @@ Json ingested_provenance(const Inputs& in, const WorkloadCard& card, const std::
     out["origin"] = k_origin_ingested;
     out["ingested"] = Json(Json::Object{
         {"at", now}, {"traces", in.traces.string()}, {"scripts", string_or_null(in.scripts)}, {"logs", string_or_null(in.logs)}});
+    if (!in.ranks_present.empty()) {
+        Json ranks = Json::array();
+        for (const long long rank : in.ranks_present) {
+            ranks.push_back(Json(rank));
+        }
+        out["ingested"][k_ingested_ranks_present] = std::move(ranks);
+        out["ingested"][k_ingested_total_count] = std::max(card.total_count, 1LL);
+    }
     out["harness"] = Json(Json::Object{{"version", k_version}, {"commit", Json()}, {"dirty", false}, {"patch", Json()}});
     out["run"] = Json(Json::Object{{"id", id},
                                    {"card", card.name()},
@@ -315,7 +380,10 @@ void copy_placed(const Placed& item, const fs::path& traces, long long world, co
 void write_run_directory(const Inputs& in, const WorkloadCard& card, const RunDirectory& dir, const std::string& now) {
     fs::create_directories(dir.rendered());
     fs::create_directories(dir.traces());
-    write_file_atomic(dir.path / run_files::k_card, read_file(in.card));
+    // A partial archive says so in the card every reader of the bundle sees (docs/bundle.md).
+    const std::string card_text = read_file(in.card);
+    write_file_atomic(dir.path / run_files::k_card,
+                      in.ranks_present.empty() ? card_text : set_ranks_present(card_text, in.ranks_present, in.card.string()));
     const long long world = std::max(card.total_count, 1LL);
     const std::string backend = backend_of(card);
     for (const Placed& item : in.placed) {
@@ -379,7 +447,15 @@ IngestOutcome ingest_run(const IngestOptions& options, std::ostream& out) {
     const WorkloadCard card = checked_card(in.card, options.home);
     const long long world = std::max(card.total_count, 1LL);
     IngestOutcome outcome;
+    std::optional<std::vector<long long>> listed;
+    if (options.ranks) {
+        listed = parse_rank_list(*options.ranks, world, "--ranks");
+    }
     in.placed = place_traces(in.traces, world, outcome.warnings);
+    check_rank_coverage(in.placed, in.traces, world, listed);
+    if (listed && static_cast<long long>(listed->size()) < world) {
+        in.ranks_present = *listed; // every rank listed is no partial archive
+    }
     if (!options.scripts.empty()) {
         in.scripts = absolute_path(options.scripts);
         in.script_files = script_files(in.scripts);
@@ -436,6 +512,8 @@ IngestOutcome ingest_run(const IngestOptions& options, std::ostream& out) {
     for (const Placed& item : in.placed) {
         outcome.traces.push_back(item.trace);
     }
+    outcome.ranks_present = in.ranks_present;
+    outcome.total_count = world;
     return outcome;
 }
 
@@ -456,6 +534,16 @@ Json ingest_outcome_to_json(const IngestOutcome& outcome) {
     }
     json["warnings"] = json_string_array(outcome.warnings);
     json["provenance"] = k_unpinned_ingested;
+    json["partial"] = Json();
+    if (!outcome.ranks_present.empty()) {
+        Json ranks = Json::array();
+        for (const long long rank : outcome.ranks_present) {
+            ranks.push_back(Json(rank));
+        }
+        json["partial"] = Json(Json::Object{{"ranks_present", std::move(ranks)},
+                                            {"total_count", outcome.total_count},
+                                            {"summary", describe_partial_ranks(outcome.ranks_present, outcome.total_count)}});
+    }
     return json;
 }
 

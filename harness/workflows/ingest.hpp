@@ -6,6 +6,7 @@
 #include "util/json.hpp"
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct IngestOptions {
     fs::path traces;  ///< TRACE_DIR: what the tracers wrote, in the layouts they write
     fs::path scripts; ///< empty: none given (scripts/ then holds a note saying so)
     fs::path logs;    ///< empty: none given
+    /// --ranks LIST (rank_set.hpp): the ranks TRACE_DIR holds traces for when not every rank's;
+    /// nothing: every rank of the card's total_count.
+    std::optional<std::string> ranks;
     fs::path results = "results";
     fs::path home; ///< the harness home (validate's contracts)
 };
@@ -37,6 +41,10 @@ struct IngestOutcome {
     std::size_t steps = 0; ///< ProfilerStep markers verify counted
     std::vector<IngestedTrace> traces;
     std::vector<std::string> warnings; ///< files of TRACE_DIR left out (not traces)
+    /// A partial archive (--ranks naming fewer than total_count ranks): the ranks traced; empty
+    /// when every rank is.
+    std::vector<long long> ranks_present;
+    long long total_count = 0; ///< the card's, at least 1
 };
 
 /// Checks everything before writing anything, then writes the run directory and packs and verifies
@@ -47,12 +55,16 @@ struct IngestOutcome {
 /// name with "trace") under a name trace_names.hpp cannot place (any other file, such as a card or a
 /// README beside the traces, is left out with a warning), a trace whose rank is neither in its name nor in its distributedInfo (unless
 /// the card has one rank and it is the only one), two traces of one kind for one rank, a rank outside the card's total_count, a rank
-/// without its Kineto trace when others have one, a --scripts holding subdirectories (a bundle's scripts/ is flat). A bundle verify
+/// without its Kineto trace when others have one (the message names the --ranks that accepts what is there), a --scripts holding
+/// subdirectories (a bundle's scripts/ is flat). With --ranks: a LIST parse_rank_list refuses, a listed rank without its trace,
+/// a trace of a rank not listed, only XLA traces (per host, not per rank). A partial archive is recorded in provenance.json
+/// (ingested.ranks_present, total_count) and in the card (metric_source.ranks_present). A bundle verify
 /// finds invalid is a HarnessError listing its problems, and the run directory and bundle are removed.
 IngestOutcome ingest_run(const IngestOptions& options, std::ostream& out);
 
 /// {"run_id", "run_dir", "bundle", "sha256", "files", "steps", "traces": [{"source", "name",
-/// "rank", "rank_from"}], "warnings", "provenance": "unpinned, ingested"}
+/// "rank", "rank_from"}], "warnings", "provenance": "unpinned, ingested", "partial": null | {"ranks_present",
+/// "total_count", "summary": "ranks 0 of 4"}}
 Json ingest_outcome_to_json(const IngestOutcome& outcome);
 
 } // namespace harness

@@ -22,6 +22,7 @@
 #include "util/strings.hpp"
 #include "util/walk.hpp"
 #include "workflows/run_workload.hpp"
+#include "workflows/slurm_dry_run.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -323,6 +324,10 @@ ReproduceOutcome reproduce_bundle(const ReproduceOptions& options, std::ostream&
         outcome.preview = fmt::format("dry run: would run {} on {} ({} node(s) x {} rank(s)) into {}/<run-id>/, reproducing {}",
                                       card.name(), outcome.target, plan.nodes, plan.ranks_per_node,
                                       absolute_path(options.results).string(), r.reproduces.bundle);
+        if (cluster.scheduler == Scheduler::slurm) {
+            outcome.slurm_preview = preview_slurm_run(run, cluster, home, false,
+                                                      absolute_path(options.results) / "<run-id>" / "rendered");
+        }
         return outcome;
     }
     RunOptions run_options;
@@ -361,6 +366,7 @@ Json reproduce_outcome_to_json(const ReproduceOutcome& outcome) {
     json["used_bundled_scripts"] = outcome.used_bundled_scripts;
     json["dry_run"] = outcome.dry_run;
     json["preview"] = outcome.preview.empty() ? Json() : Json(outcome.preview);
+    json["preview_slurm"] = outcome.slurm_preview ? slurm_dry_run_to_json(*outcome.slurm_preview) : Json();
     json["run"] = outcome.run ? run_outcome_to_json(*outcome.run) : Json();
     json["error"] = outcome.error.empty() ? Json() : Json(outcome.error);
     json["exit_code"] = outcome.exit_code;

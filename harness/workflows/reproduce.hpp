@@ -7,6 +7,7 @@
 #include "util/fs.hpp"
 #include "util/json.hpp"
 #include "workflows/run_workload.hpp"
+#include "workflows/slurm_dry_run.hpp"
 
 #include <iosfwd>
 #include <optional>
@@ -58,6 +59,8 @@ struct ReproduceOutcome {
     std::optional<RunOutcome> run; ///< the new run, when it ran
     std::string error;             ///< why it stopped before running (invalid bundle, scripts differ)
     int exit_code = 0;             ///< 0 reproduced (or would be), 1 invalid bundle, scripts differ or the run failed, 130 interrupted
+    /// with --dry-run on Slurm: the bill, image work and sbatch line, as `run --dry-run` shows them
+    std::optional<SlurmDryRun> slurm_preview;
 };
 
 /// Unpacks, verifies, pins, re-renders, compares and runs again, streaming progress to `out`.

@@ -18,6 +18,7 @@
 #include "trace/trace_collect.hpp"
 #include "workflows/image_preflight.hpp"
 #include "workflows/run_image.hpp"
+#include "workflows/slurm_dry_run.hpp"
 #include "workflows/tpu_dry_run.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -34,10 +35,12 @@ namespace harness {
 
 namespace {
 
-std::string submission(const RenderedRun& run, const ClusterProfile& cluster, const fs::path& dir) {
+/// `slurm`: the Slurm preview, whose sbatch line is the executor's own.
+std::string submission(const RenderedRun& run, const ClusterProfile& cluster, const fs::path& dir,
+                       const std::optional<SlurmDryRun>& slurm) {
     const Plan& plan = run.plan;
-    if (cluster.scheduler == Scheduler::slurm) {
-        return fmt::format("sbatch --parsable {} (in {}{})", run.launch_script, dir.string(),
+    if (slurm) {
+        return fmt::format("{} (in {}{})", slurm->sbatch_command, dir.string(),
                            cluster.slurm_conf.empty() ? "" : ", SLURM_CONF=" + cluster.slurm_conf);
     }
     if (cluster.scheduler == Scheduler::local) {
@@ -137,7 +140,7 @@ std::string dry_run_preflight(const RenderedRun& run, const RunOptions& options)
 }
 
 /// What a dry run shows instead of running: where things would go, what would be submitted and,
-/// for a TPU, every gcloud command and what bills.
+/// for a TPU, every gcloud command and what bills; for Slurm, the bill, image work and sbatch line.
 DryRunPreview dry_run_preview(const RenderedRun& run, const ClusterProfile& cluster, const RunOptions& options) {
     const Plan& plan = run.plan;
     DryRunPreview preview;
@@ -146,7 +149,6 @@ DryRunPreview dry_run_preview(const RenderedRun& run, const ClusterProfile& clus
     if (!options.dry_run_out.empty()) {
         write_rendered(run, options.dry_run_out);
     }
-    preview.submission = submission(run, cluster, preview.rendered);
     preview.nodes = plan.nodes;
     preview.ranks_per_node = plan.ranks_per_node;
     preview.steps = plan.steps;
@@ -158,6 +160,10 @@ DryRunPreview dry_run_preview(const RenderedRun& run, const ClusterProfile& clus
         preview.billing = std::move(tpu.billing);
         preview.commands_problem = std::move(tpu.problem);
     }
+    if (cluster.scheduler == Scheduler::slurm) {
+        preview.slurm = preview_slurm_run(run, cluster, options.home, options.requeue, preview.rendered);
+    }
+    preview.submission = submission(run, cluster, preview.rendered, preview.slurm);
     return preview;
 }
 
@@ -429,6 +435,8 @@ Json run_outcome_to_json(const RunOutcome& outcome) {
     json["dry_run"] = outcome.dry_run.has_value();
     if (outcome.dry_run) {
         const DryRunPreview& preview = *outcome.dry_run;
+        const Json slurm = preview.slurm ? slurm_dry_run_to_json(*preview.slurm) : Json();
+        const auto slurm_key = [&slurm](const char* key) { return slurm.is_object() ? *slurm.find(key) : Json(); };
         json["preview"] = Json(
             Json::Object{{"submission", preview.submission},
                          {"rendered", preview.rendered.string()},
@@ -440,7 +448,10 @@ Json run_outcome_to_json(const RunOutcome& outcome) {
                          {"commands", json_string_array(preview.commands)},
                          {"billing", preview.billing.empty() ? Json() : Json(preview.billing)},
                          {"commands_problem", preview.commands_problem.empty() ? Json() : Json(preview.commands_problem)},
-                         {"preflight", preview.preflight.empty() ? Json() : Json(preview.preflight)}});
+                         {"preflight", preview.preflight.empty() ? Json() : Json(preview.preflight)},
+                         {"bill", slurm_key("bill")},
+                         {"image", slurm_key("image")},
+                         {"sbatch", slurm_key("sbatch")}});
     } else {
         json["preview"] = Json();
     }
@@ -474,6 +485,9 @@ std::string format_run_outcome(const RunOutcome& outcome) {
         }
         if (!preview.preflight.empty()) {
             text += "preflight: " + preview.preflight + "\n";
+        }
+        if (preview.slurm) {
+            text += format_slurm_dry_run(*preview.slurm);
         }
         return text;
     }

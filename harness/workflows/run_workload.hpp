@@ -7,6 +7,7 @@
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
 #include "workflows/run_image.hpp"
+#include "workflows/slurm_dry_run.hpp"
 #include "util/process.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
@@ -79,6 +80,8 @@ struct DryRunPreview {
     /// The job's preflight run in the built image ("passed in IMAGE:\n..."), why it was not, or
     /// "" for a run without one.
     std::string preflight;
+    /// Slurm: the bill, the image work and the sbatch line (workflows/slurm_dry_run.hpp).
+    std::optional<SlurmDryRun> slurm;
 };
 
 /// A run rendered into its run directory and recorded as `rendered`, not executed yet: what an

@@ -14,6 +14,7 @@
 #include "workflows/run_workload.hpp"
 #include "workflows/sweep_array.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fmt/format.h>
@@ -290,6 +291,42 @@ std::string check_point(const fs::path& card_path, const std::string& cluster_na
     }
 }
 
+/// What a point's Slurm job can charge, for a dry run: the same bill `run --dry-run` shows;
+/// empty for a point that does not run or runs elsewhere than Slurm.
+std::optional<SlurmBill> point_bill(const fs::path& card_path, const std::string& cluster_name, const SweepPoint& point,
+                                    const fs::path& home) {
+    if (point.state != PointState::pending) {
+        return std::nullopt;
+    }
+    try {
+        const Resolved resolved = resolve({card_path, point.overrides, cluster_name, true, home});
+        if (!resolved.ok() || resolved.profile->scheduler != Scheduler::slurm) {
+            return std::nullopt;
+        }
+        return slurm_bill(*resolved.plan, *resolved.profile);
+    } catch (const HarnessError&) {
+        return std::nullopt; // the point's own check said why already
+    }
+}
+
+/// Every point's bill and the sums over those that have one.
+void bill_points(SweepOutcome& outcome, const SweepOptions& options) {
+    bool allocation_known = true;
+    double allocation = 0;
+    for (const auto& point : outcome.points) {
+        std::optional<SlurmBill> bill = point_bill(options.card, options.cluster, point, options.home);
+        if (bill) {
+            outcome.total_node_hours += bill->node_hours;
+            allocation_known = allocation_known && bill->allocation_hours.has_value();
+            allocation += bill->allocation_hours.value_or(0);
+        }
+        outcome.bills.push_back(std::move(bill));
+    }
+    if (allocation_known) {
+        outcome.total_allocation_hours = allocation;
+    }
+}
+
 fs::path new_sweep_dir(const fs::path& results, const std::string& card_name) {
     std::error_code ec;
     fs::create_directories(results, ec);
@@ -507,6 +544,7 @@ SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out) {
     if (options.dry_run) {
         SweepOutcome outcome = outcome_of(record, {});
         outcome.dry_run = true;
+        bill_points(outcome, options);
         return outcome;
     }
     const fs::path dir = absolute_path(new_sweep_dir(options.results, base.name()));
@@ -524,8 +562,20 @@ Json sweep_outcome_to_json(const SweepOutcome& outcome) {
     json["interrupted"] = outcome.interrupted;
     json["exit_code"] = outcome.exit_code;
     json["points"] = Json::array();
-    for (const auto& point : outcome.points) {
-        json["points"].push_back(sweep_point_to_json(point));
+    const bool billed = std::any_of(outcome.bills.begin(), outcome.bills.end(), [](const auto& bill) { return bill.has_value(); });
+    for (std::size_t i = 0; i < outcome.points.size(); ++i) {
+        Json entry = sweep_point_to_json(outcome.points[i]);
+        if (outcome.dry_run) {
+            entry["bill"] = i < outcome.bills.size() && outcome.bills[i] ? slurm_bill_to_json(*outcome.bills[i]) : Json();
+        }
+        json["points"].push_back(std::move(entry));
+    }
+    if (outcome.dry_run) {
+        json["bill_total"] = billed ? Json(Json::Object{{"node_hours", outcome.total_node_hours},
+                                                        {"allocation_hours", outcome.total_allocation_hours
+                                                                                 ? Json(*outcome.total_allocation_hours)
+                                                                                 : Json()}})
+                                    : Json();
     }
     return json;
 }
@@ -537,8 +587,27 @@ std::string format_sweep_outcome(const SweepOutcome& outcome) {
     }
     const auto count = [&counts](PointState state) { return counts[static_cast<int>(state)]; };
     if (outcome.dry_run) {
-        return fmt::format("dry run: {} point(s), {} to run, {} skipped by validate --strict; nothing run\n", outcome.points.size(),
-                           count(PointState::pending), count(PointState::skipped));
+        std::string text = fmt::format("dry run: {} point(s), {} to run, {} skipped by validate --strict; nothing run\n",
+                                       outcome.points.size(), count(PointState::pending), count(PointState::skipped));
+        std::size_t billed = 0;
+        for (std::size_t i = 0; i < outcome.points.size() && i < outcome.bills.size(); ++i) {
+            if (const auto& bill = outcome.bills[i]) {
+                ++billed;
+                text += fmt::format(
+                    "  bill: {}: at most {} node-hour(s) ({} node(s) x {} h), {}\n", point_label(outcome.points[i]),
+                    hours_text(bill->node_hours), bill->nodes, hours_text(bill->time_limit_hours),
+                    bill->allocation_hours
+                        ? fmt::format("{} allocation hour(s) in QOS {}", hours_text(*bill->allocation_hours), bill->qos)
+                        : "allocation hours unknown (charge factor " + bill->charge_factor_source + ")");
+            }
+        }
+        if (billed > 0) {
+            text += fmt::format(
+                "bill: the {} point(s) can charge at most {} node-hour(s) in all, {}\n", billed, hours_text(outcome.total_node_hours),
+                outcome.total_allocation_hours ? fmt::format("{} allocation hour(s)", hours_text(*outcome.total_allocation_hours))
+                                               : std::string("allocation hours unknown (a point's charge factor is)"));
+        }
+        return text;
     }
     std::string text = fmt::format("sweep {}: {} completed, {} failed, {} skipped, {} cancelled, {} not run\n  sweep directory: {}\n",
                                    outcome.id, count(PointState::completed), count(PointState::failed), count(PointState::skipped),

@@ -7,6 +7,7 @@
 // change, so a crash or Ctrl-C leaves a sweep that `sweep --resume` can finish.
 #include "util/fs.hpp"
 #include "util/json.hpp"
+#include "workflows/slurm_dry_run.hpp"
 
 #include <iosfwd>
 #include <cstdint>
@@ -99,6 +100,11 @@ struct SweepOutcome {
     bool dry_run = false;
     bool interrupted = false;
     int exit_code = 0; ///< 0 every runnable point completed, 1 some failed, 130 interrupted
+    /// A dry run of a new sweep on Slurm: each point's bill, parallel to `points` (empty for a
+    /// skipped point), and their sums; the allocation total is unknown when any point's is.
+    std::vector<std::optional<SlurmBill>> bills;
+    double total_node_hours = 0;
+    std::optional<double> total_allocation_hours;
 };
 
 /// Runs (or resumes) a sweep, streaming each point's progress and rank output to `out`.

@@ -297,8 +297,8 @@ expect_output "says the filters left them out" "got 1"
 expect_output "and how many they dropped" "3 runs did not match the filters"
 expect_status 2 "a time that is not one" -- "$CCL_HARNESS" compare "$results" --since yesterday
 expect_output "names the option and the forms" "--since yesterday: not a time"
-expect_status 2 "status: an unknown state" -- "$CCL_HARNESS" status "$results" --state done
-expect_output "lists the states" "--state done: no run has this state; one of: rendered"
+expect_status 2 "status: an unknown state" -- "$CCL_HARNESS" status "$results" --state finished
+expect_output "lists the states" "--state finished: no run has this state; one of: rendered"
 expect_status 2 "status: --until before --since" -- "$CCL_HARNESS" status "$results" --since 2026-01-02 --until 2026-01-01
 
 finish

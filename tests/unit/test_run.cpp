@@ -51,7 +51,7 @@ TEST_CASE("a run outcome as JSON has every key, null where nothing applies", "[r
         outcome.card = "tiny-ddp";
         outcome.target = "local";
         outcome.dry_run = DryRunPreview{
-            "2 local ranks: bash launch.sh", "/r/<run-id>/rendered", "/r", 1, 2, 12, {"kineto"}, {}, {}, {}, {}};
+            "2 local ranks: bash launch.sh", "/r/<run-id>/rendered", "/r", 1, 2, 12, {"kineto"}, {}, {}, {}, {}, {}};
         const Json json = run_outcome_to_json(outcome);
         CHECK(json.find("run_dir")->is_null());
         CHECK(json.find("state")->is_null());

@@ -1,0 +1,163 @@
+#!/bin/bash
+# `ccl-harness ingest --ranks` end to end, as a contributor with an archived rank-0-only row does it
+# (issue 28): a real public single-rank Kineto trace under a 4-GPU card is refused without --ranks
+# (the error says which --ranks accepts it), ingested with --ranks 0 into a bundle that verify
+# reports as "partial: ranks 0 of 4", whose metrics mark straggler n/a with the reason and compute
+# the per-rank metrics over rank 0, saying so. Bad --ranks and tampered partial bundles fail.
+#
+# The trace: tests/fixtures/real_traces/hta_nccl_cut/rank0_trace.json.gz, rank 0 of an NCCL job,
+# from facebookresearch/HolisticTraceAnalysis tests/data/ at f4d0062c (MIT; see that README), cut
+# to three ProfilerStep markers. Its own distributedInfo says a world of 2; ingest takes the job's
+# size from the card, as it does for every archive, so the card here says 4 as the issue's did.
+source "$(dirname "$0")/lib.sh"
+cd "$CCL_SOURCE_DIR"
+results="$SCRATCH/results"
+export TMPDIR="$SCRATCH/tmp"
+mkdir -p "$TMPDIR"
+real="$CCL_SOURCE_DIR/tests/fixtures/real_traces"
+PY=/usr/bin/python3
+
+bundle_of() { sed -n 's/^bundle: \(.*\.tar\.zst\)$/\1/p' <<<"$OUT" | tail -n 1; }
+entries() { find "$results" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+member() { # member BUNDLE FILE: FILE of the bundle's <name>/ on stdout
+    tar --zstd -xOf "$1" "$(basename "$1" .tar.zst)/$2"
+}
+
+# A 4-GPU TorchTitan card (the reference Qwen3-4B card on one Perlmutter node: dp_shard 4).
+card="$SCRATCH/qwen3-4b-4gpu.yaml"
+sed -e 's/total_count: 8/total_count: 4/' -e 's/^    tp: 2$/    tp: 1/' \
+    workloads/qwen3-4b-torchtitan-perlmutter/qwen3-4b-torchtitan-perlmutter.yaml >"$card"
+expect_status 0 "the 4-GPU card is valid" -- "$CCL_HARNESS" validate "$card"
+archive="$SCRATCH/row/r0"
+mkdir -p "$archive"
+cp "$real/hta_nccl_cut/rank0_trace.json.gz" "$archive/"
+
+# 1. Without --ranks: the old refusal, now naming the option that accepts the archive.
+expect_status 2 "rank 0 only, no --ranks" -- "$CCL_HARNESS" ingest "$card" "$archive" --results "$results"
+expect_output "says which ranks lack a trace" "no torch trace for ranks 1, 2, 3 (the card's total_count is 4: every rank needs one"
+expect_output "names the --ranks that accepts it" "--ranks 0 accepts the ranks it has"
+expect_eq "nothing under results/" "0" "$(entries)"
+
+# 2. --ranks 0: a bundle marked partial, everywhere it is read.
+expect_status 0 "ingest --ranks 0" -- "$CCL_HARNESS" ingest "$card" "$archive" --ranks 0 --results "$results"
+expect_output "the trace placed" "kineto_trace_0.json.gz <- rank0_trace.json.gz"
+expect_output "says partial" "valid, unpinned, ingested, partial: ranks 0 of 4 (6 files, 1 traces, 3 steps)"
+bundle=$(bundle_of)
+[ -f "$bundle" ] && pass || fail "ingest printed no bundle"
+name=$(basename "$bundle" .tar.zst)
+expect_eq "provenance records the ranks" "[0] 4" \
+    "$(member "$bundle" provenance.json | "$PY" -c 'import json,sys; i=json.load(sys.stdin)["ingested"]; print(i["ranks_present"], i["total_count"])')"
+expect_eq "the card's metric source records them" "[0] ['json']" \
+    "$(member "$bundle" "$name.yaml" | "$PY" -c 'import sys,yaml; m=yaml.safe_load(sys.stdin)["metric_source"]; print(m["ranks_present"], m["traces"])')"
+"$CCL_HARNESS" ingest "$card" "$archive" --ranks 0 --results "$results" --json >"$SCRATCH/ingest.json" 2>/dev/null ||
+    fail "ingest --ranks 0 --json"
+expect_json "$SCRATCH/ingest.json" "j['partial']" "{'ranks_present': [0], 'summary': 'ranks 0 of 4', 'total_count': 4}" \
+    "ingest --json: partial"
+
+expect_status 0 "verify the partial bundle" -- "$CCL_HARNESS" verify "$bundle"
+expect_output "verify: partial: ranks 0 of 4" "$bundle: valid, unpinned, ingested, partial: ranks 0 of 4 (6 files, 1 traces, 3 steps)"
+"$CCL_HARNESS" verify --json "$bundle" >"$SCRATCH/verify.json" || fail "verify --json"
+expect_json "$SCRATCH/verify.json" "j['valid'], j['partial']['summary'], j['partial']['ranks_present'], j['partial']['total_count']" \
+    "(True, 'partial: ranks 0 of 4', [0], 4)" "verify --json: partial"
+
+# 3. metrics: straggler needs every rank; the others are rank 0's, and say so. The values are
+# the ones the CCL-Bench tools print for this trace (tests/fixtures/real_traces/README.md).
+expect_status 0 "metrics on the partial bundle" -- "$CCL_HARNESS" metrics "$bundle"
+expect_output "says partial" "partial: ranks 0 of 4 traced (the card's metric_source.ranks_present)"
+expect_output "straggler n/a with the reason" "straggler                   n/a               partial: ranks 0 of 4 traced; straggler compares every rank's communication time"
+expect_output "avg_step_time computed" "avg_step_time               0.219727 s"
+expect_output "and says over which ranks" "note: partial: the mean over the traced ranks 0 of 4"
+"$CCL_HARNESS" metrics --json "$bundle" >"$SCRATCH/metrics.json" 2>/dev/null || fail "metrics --json"
+expect_json "$SCRATCH/metrics.json" "j['partial'], j['metrics']['straggler']['value'], j['metrics']['straggler']['why'].startswith('partial: ranks 0 of 4')" \
+    "('ranks 0 of 4', None, True)" "metrics --json: straggler n/a"
+expect_json "$SCRATCH/metrics.json" "[round(j['metrics'][m]['value'], 9) for m in ('avg_step_time', 'total_communication_time')]" \
+    "[0.219726905, 0.012300029]" "metrics --json: the tools' values for rank 0"
+expect_json "$SCRATCH/metrics.json" \
+    "sorted(m for m, v in j['metrics'].items() if v['value'] is not None and any(n.startswith('partial: ') for n in v.get('notes', [])))" \
+    "['avg_step_time', 'collective_volume', 'communication_fraction', 'compute_comm_overlap', 'mfu', 'total_communication_time']" \
+    "every computed metric says it is over the traced ranks"
+
+# 4. Bad input: one clear error, exit 2, nothing written.
+before=$(entries)
+bad_case() { # bad_case WHAT NEEDLE -- ARGS...
+    local what=$1 needle=$2
+    shift 3
+    expect_status 2 "$what" -- "$CCL_HARNESS" ingest "$@" --results "$results"
+    expect_output "$what: says" "$needle"
+    expect_eq "$what: nothing left under results/" "$before" "$(entries)"
+}
+bad_case "--ranks 5 on a 4-rank card" "--ranks \"5\": rank 5, but the card's total_count is 4 (ranks 0-3)" -- \
+    "$card" "$archive" --ranks 5
+bad_case "--ranks abc" "--ranks \"abc\": \"abc\" is not a rank" -- "$card" "$archive" --ranks abc
+bad_case "--ranks empty" "--ranks \"\": empty" -- "$card" "$archive" --ranks ""
+bad_case "--ranks 0,1 with rank 0's trace only" \
+    "--ranks 0,1: TRACE_DIR $archive has no torch trace for rank 1 (it has rank 0); list only the ranks it has: --ranks 0" -- \
+    "$card" "$archive" --ranks 0,1
+two="$SCRATCH/row/two"
+mkdir -p "$two"
+cp "$real/hta_sampled_nccl2/rank0_trace.json.gz" "$real/hta_sampled_nccl2/rank1_trace.json.gz" "$two/"
+bad_case "a trace of a rank --ranks does not list" "$two/rank1_trace.json.gz: a trace of rank 1, which --ranks 0 does not list" -- \
+    "$card" "$two" --ranks 0
+expect_status 0 "--ranks 0,1 over ranks 0 and 1 (of HTA's sampled pair)" -- \
+    "$CCL_HARNESS" ingest "$card" "$two" --ranks 0-1 --results "$results"
+expect_output "partial: ranks 0,1 of 4" "valid, unpinned, ingested, partial: ranks 0,1 of 4"
+pair=$(bundle_of)
+"$CCL_HARNESS" metrics --json "$pair" >"$SCRATCH/pair.json" 2>/dev/null || fail "metrics on ranks 0,1 of 4"
+expect_json "$SCRATCH/pair.json" "j['metrics']['straggler']['value'], j['metrics']['straggler']['why'][:30]" \
+    "(None, 'partial: ranks 0,1 of 4 traced')" "two ranks of four: straggler still n/a"
+
+# 5. Tampered partial bundles, their manifest re-sealed so that only the ranks disagree.
+reseal() { # reseal DIR: manifest.json rewritten from the files, as a forger would
+    "$PY" - "$1" <<'PY'
+import hashlib, json, os, sys
+d = sys.argv[1]
+m = json.load(open(os.path.join(d, "manifest.json")))
+files = []
+for root, _, names in os.walk(d):
+    for n in names:
+        p = os.path.join(root, n)
+        rel = os.path.relpath(p, d)
+        if rel != "manifest.json":
+            files.append({"path": rel, "sha256": hashlib.sha256(open(p, "rb").read()).hexdigest(), "size": os.path.getsize(p)})
+m["files"] = sorted(files, key=lambda f: f["path"])
+json.dump(m, open(os.path.join(d, "manifest.json"), "w"))
+PY
+}
+set_provenance_ranks() { # set_provenance_ranks DIR RANKS: provenance.json's ingested.ranks_present, rewritten
+    "$PY" -c 'import json,sys; p=sys.argv[1]; j=json.load(open(p)); j["ingested"]["ranks_present"]=json.loads(sys.argv[2]); json.dump(j, open(p, "w"))' \
+        "$1/provenance.json" "$2"
+}
+tampered() { # tampered CASE: a fresh unpacked copy of the partial bundle in $copy
+    rm -rf "${SCRATCH:?}/$1"
+    mkdir -p "$SCRATCH/$1"
+    tar --zstd -xf "$bundle" -C "$SCRATCH/$1"
+    copy="$SCRATCH/$1/$name"
+}
+expect_tampered() { # expect_tampered WHAT NEEDLE: verify fails with exactly one problem, naming it
+    reseal "$copy"
+    expect_status 1 "$1" -- "$CCL_HARNESS" verify "$copy"
+    expect_output "$1: says" "$2"
+    expect_output "$1: one problem" "invalid (1 problem)"
+}
+tampered claims-more
+sed -i 's/ranks_present: \[0\]/ranks_present: [0, 1]/' "$copy/$name.yaml"
+set_provenance_ranks "$copy" "[0, 1]"
+expect_tampered "a card claiming a rank it lacks" \
+    "metric_source.ranks_present claims ranks 0,1 of 4, but the bundle has no kineto_trace_1.json"
+tampered unclaimed
+cp "$real/hta_sampled_nccl2/rank1_trace.json.gz" "$copy/kineto_trace_1.json.gz"
+expect_tampered "a trace of a rank the card does not claim" \
+    "kineto_trace_1.json.gz: a trace of rank 1, which the card's metric_source.ranks_present (0) does not claim"
+tampered disagree
+set_provenance_ranks "$copy" "[1]"
+expect_tampered "provenance and card disagree" \
+    "provenance.json: ingested.ranks_present records ranks 1 of 4, but the card claims ranks 0 of 4"
+tampered unmarked
+sed -i '/ranks_present/d' "$copy/$name.yaml"
+reseal "$copy"
+expect_status 1 "the card's claim removed" -- "$CCL_HARNESS" verify "$copy"
+expect_output "names provenance's claim" "provenance.json records ranks 0 of 4 (ingested.ranks_present), but the card's metric_source has no ranks_present"
+expect_output "and the missing ranks" "card says total_count: 4 but the bundle has 1 rank trace (kineto_trace_0)"
+[ -z "$(ls -A "$TMPDIR")" ] && pass || fail "scratch left in \$TMPDIR: $(ls -A "$TMPDIR")"
+
+finish
