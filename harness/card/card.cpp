@@ -216,7 +216,8 @@ std::vector<FieldSpec> build_schema() {
                     field("model", ValueKind::string, Need::optional, "Hugging Face model id or path (default from hf_url)"),
                     field("script", ValueKind::string, Need::optional, "entry point beside the card, or inside launch.source"),
                     field("dataset_path", ValueKind::string, Need::optional,
-                          "the file a serving bench reads (ShareGPT JSON, BurstGPT CSV, custom JSONL) or an HF dataset id"),
+                          "the file a serving bench reads (ShareGPT JSON, BurstGPT CSV, custom JSONL), an HF dataset id, or "
+                          "Megatron's preprocessed PREFIX (PREFIX.bin, PREFIX.idx)"),
                     field("steps", ValueKind::positive_int, Need::optional, "steps (training) or iterations (inference)"),
                     section("profile", Need::optional, "the traced window: wait, then warm up, then record",
                             {

@@ -110,4 +110,29 @@ run=$(latest_run)
 expect_status 0 "the podman-hpc bundle verifies" -- "$CCL_HARNESS" verify "${run%/}.tar.zst"
 expect_metrics "${run%/}.tar.zst"
 
+# 5. A preprocessed dataset (the group 1 rows ran wikitext tokenized by tools/preprocess_data.py):
+#    launch.dataset_path names PREFIX; the job reads PREFIX.bin/.idx where they are, mounted
+#    read-only, with the model's HF tokenizer. The double opens both files as Megatron does.
+mkdir -p "$SCRATCH/datasets"
+head -c 4096 /dev/urandom >"$SCRATCH/datasets/wikitext_text_document.bin"
+head -c 512 /dev/urandom >"$SCRATCH/datasets/wikitext_text_document.idx"
+data=(--set workload.data.dataset=wikitext --set "launch.dataset_path=$SCRATCH/datasets/wikitext_text_document")
+expect_status 2 "wikitext without a preprocessed prefix is refused" -- "$CCL_HARNESS" validate --strict "$card" \
+    --cluster "$fixture" "${scaled[@]}" --set workload.data.dataset=wikitext
+expect_output "says what to set" "launch.dataset_path: not set: megatron-lm reads dataset \"wikitext\" only preprocessed"
+expect_status 0 "the Megatron card on a preprocessed dataset under podman-hpc" -- run_card "$card" "${data[@]}" \
+    --set launch.container.runtime=podman-hpc
+run=$(latest_run)
+grep -qF -- "--data-path $SCRATCH/datasets/wikitext_text_document" "$run/rendered/launch.sbatch" && pass || fail "no --data-path"
+grep -qF -- "--tokenizer-model deepseek-ai/deepseek-moe-16b-base" "$run/rendered/launch.sbatch" && pass || fail "no --tokenizer-model"
+if grep -qE -- "^ +--mock-data$" "$run/rendered/launch.sbatch"; then fail "--mock-data beside --data-path"; else pass; fi
+[ "$(ls "$run/traces" | grep -c '^kineto_trace_[0-3].json$')" -eq 4 ] && pass || fail "dataset run traces: $(ls "$run/traces")"
+expect_status 0 "explain says where the data comes from" -- "$CCL_HARNESS" explain "$card" --cluster "$fixture" "${scaled[@]}" "${data[@]}"
+expect_output "the prefix, at its origin" "Megatron's preprocessed wikitext (PREFIX.bin, PREFIX.idx)"
+rm "$SCRATCH/datasets/wikitext_text_document.idx"
+expect_status 1 "a prefix without its .idx fails in the job, naming the file" -- run_card "$card" "${data[@]}"
+run=$(latest_run)
+grep -rqF "launch.dataset_path: no $SCRATCH/datasets/wikitext_text_document.idx" "$run/logs" && pass ||
+    fail "the job's log does not name the missing .idx: $(cat "$run"/logs/* 2>/dev/null | tail -5)"
+
 finish

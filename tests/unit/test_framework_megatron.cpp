@@ -107,6 +107,18 @@ TEST_CASE("each card field drives the rendered Megatron command line") {
             }
         }
     }
+    SECTION("a preprocessed prefix is read with the model's tokenizer") {
+        const Rendered variant = render_card(
+            {"workload.data.dataset=wikitext", "launch.dataset_path=/scratch/data/wikitext_text_document"}, true);
+        INFO(variant.diagnostics.format());
+        REQUIRE_FALSE(variant.diagnostics.has_errors());
+        const std::string& script = variant.sbatch;
+        CHECK(has(script, "--data-path /scratch/data/wikitext_text_document\n"));
+        CHECK(has(script, "--tokenizer-type HuggingFaceTokenizer\n"));
+        CHECK(has(script, "--tokenizer-model deepseek-ai/deepseek-moe-16b-base\n"));
+        CHECK(has(script, "container_volumes=(\"$data_dir:$data_dir:ro\")"));
+        CHECK_FALSE(has(script, "    --mock-data\n"));
+    }
     SECTION("mock and absent datasets are synthetic tokens") {
         CHECK_FALSE(render_card({"workload.data.dataset=mock"}, true).diagnostics.has_errors());
         CHECK_FALSE(render_card({"workload.data.dataset="}, true).diagnostics.has_errors());
@@ -124,9 +136,12 @@ TEST_CASE("values Megatron-LM cannot honour fail --strict naming the field") {
         {"precision", {"workload.model.precision=fp8"}, "workload.model.precision: fp8 is not supported for megatron-lm"},
         {"tf32", {"workload.model.precision=tf32"}, "workload.model.precision: tf32 is not supported for megatron-lm"},
         {"fp16 with experts", {"workload.model.precision=fp16"}, "fp16 is not supported for megatron-lm with expert parallelism"},
-        {"dataset",
+        {"real text without its preprocessed prefix",
          {"workload.data.dataset=wikitext"},
-         "workload.data.dataset: dataset \"wikitext\" is not supported for megatron-lm: the harness runs it on --mock-data"},
+         "launch.dataset_path: not set: megatron-lm reads dataset \"wikitext\" only preprocessed"},
+        {"a prefix beside synthetic tokens",
+         {"workload.data.dataset=mock", "launch.dataset_path=/scratch/wikitext_text_document"},
+         "launch.dataset_path: set, but workload.data.dataset \"mock\" is synthetic tokens (--mock-data)"},
         {"phase", {"workload.model.phase=inference"}, "workload.model.phase: inference is not supported for megatron-lm"},
         {"batch not a multiple of micro × dp",
          {"workload.data.batch_size=60"},

@@ -2,6 +2,9 @@
 
 #include "plan/frameworks/vllm_tpu.hpp"
 
+#include "card/schema.hpp"
+#include "card/yaml_document.hpp"
+
 #include "util/quote.hpp"
 #include "util/strings.hpp"
 
@@ -80,6 +83,10 @@ void plan_framework(const WorkloadCard& card, Plan& plan, PlanFindings& findings
     } else if (plan.framework == "torchxla") {
         plan_torchxla(card, plan, findings);
     }
+}
+
+std::string located(const WorkloadCard& card, const std::string& path) {
+    return fmt::format("{} ({})", card.document().location(find_node(card.document().root(), path), path), path);
 }
 
 } // namespace harness

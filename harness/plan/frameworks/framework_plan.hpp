@@ -54,4 +54,7 @@ void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings);
 void plan_maxtext(const WorkloadCard& card, Plan& plan, PlanFindings& findings);
 void plan_torchxla(const WorkloadCard& card, Plan& plan, PlanFindings& findings);
 
+/// "FILE:LINE:COL (PATH)": where the card says `path`, as a plan value's reason.
+std::string located(const WorkloadCard& card, const std::string& path);
+
 } // namespace harness

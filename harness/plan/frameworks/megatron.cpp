@@ -101,18 +101,38 @@ void plan_data(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     const std::string& dataset = card.dataset;
     const std::string name = to_lower(dataset);
     const bool synthetic = name.empty() || name == "synthetic" || name == "mock" || name == "random" || name == "dummy";
-    if (!synthetic) {
-        // Real data needs Megatron's preprocessed .bin/.idx files (--data-path), which the
-        // harness does not prepare.
-        findings.problem("workload.data.dataset",
-                         fmt::format("dataset {} is not supported for megatron-lm: the harness runs it on --mock-data "
-                                     "(synthetic tokens; a real dataset needs preprocessed --data-path files)",
+    const std::string& prefix = card.launch.dataset_path;
+    if (synthetic) {
+        set_framework_value(plan, "mock_data", "true",
+                            "workload.data.dataset " + (dataset.empty() ? std::string("absent") : dataset) + ": synthetic tokens");
+        if (!prefix.empty()) {
+            // arguments.py:1067-1070: --mock-data and --data-path exclude each other.
+            findings.problem("launch.dataset_path", fmt::format("set, but workload.data.dataset {} is synthetic tokens "
+                                                                "(--mock-data), which megatron-lm refuses beside --data-path",
+                                                                dataset.empty() ? std::string("(absent)") : enquote(dataset)));
+        }
+    } else if (prefix.empty()) {
+        // Real text reaches Megatron only preprocessed: tools/preprocess_data.py writes
+        // PREFIX.bin and PREFIX.idx (core/datasets/indexed_dataset.py:932-953), tokenized with the
+        // tokenizer the run names. The contributor's copy on the cluster is the data point's.
+        findings.problem("launch.dataset_path",
+                         fmt::format("not set: megatron-lm reads dataset {} only preprocessed (tools/preprocess_data.py "
+                                     "--tokenizer-type HuggingFaceTokenizer --tokenizer-model <the model>, which writes "
+                                     "PREFIX.bin and PREFIX.idx); set launch.dataset_path to PREFIX on a file system the "
+                                     "nodes see, or dataset: synthetic for --mock-data",
                                      enquote(dataset)));
+    } else {
+        set_framework_value(
+            plan, "data_path", prefix,
+            fmt::format("{}: Megatron's preprocessed {} (PREFIX.bin, PREFIX.idx)", located(card, "launch.dataset_path"), dataset));
+        // The token ids in PREFIX.bin are the tokenizer's: the run must use the same one.
+        set_framework_value(plan, "tokenizer_model", plan.model,
+                            "the model's Hugging Face tokenizer, which the preprocessed ids must come from");
+        if (plan.model.empty()) {
+            findings.problem("launch.model", "megatron-lm with a preprocessed dataset needs the tokenizer it was made with: set "
+                                             "launch.model (or hf_url) to the model's Hugging Face id");
+        }
     }
-    set_framework_value(plan, "mock_data", "true",
-                        synthetic
-                            ? "workload.data.dataset " + (dataset.empty() ? std::string("absent") : dataset) + ": synthetic tokens"
-                            : "the only data the harness renders for megatron-lm");
     if (plan.seq_len <= 0) {
         findings.problem("workload.data.seq_len", "megatron-lm needs a sequence length (--seq-length)");
     }

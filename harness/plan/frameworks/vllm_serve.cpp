@@ -46,10 +46,6 @@ ServeDataset serve_dataset(const std::string& dataset) {
     return {};
 }
 
-std::string located(const WorkloadCard& card, const std::string& path) {
-    return fmt::format("{} ({})", card.document().location(find_node(card.document().root(), path), path), path);
-}
-
 /// The first of `spellings` (the corpus writes max-num-seqs; argparse's dest is max_num_seqs)
 /// the card's data section holds as an integer, and its path.
 std::pair<std::string, long long> data_int(const WorkloadCard& card, std::initializer_list<const char*> spellings) {
@@ -162,7 +158,7 @@ void plan_vllm_serve(const WorkloadCard& card, Plan& plan, PlanFindings& finding
     const long long dp = par.dp_replicate * par.dp_shard;
     set_framework_value(plan, "data_parallel_size", std::to_string(dp), "dp_replicate × dp_shard: one engine per replica");
     if (card.has_executor && plan.nodes > 1) {
-        findings.problem(k_parallel_field,
+        findings.problem("workload.hardware.xpu_spec.total_count",
                          fmt::format("{} nodes: the rendered vllm serve runs on one node (tp × pp × dp = {} GPUs); "
                                      "a multi-node server (--data-parallel-address, headless engines) is not rendered",
                                      plan.nodes, plan.world_size));

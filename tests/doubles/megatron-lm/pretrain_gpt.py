@@ -108,6 +108,21 @@ def main():
         fail("AssertionError: A single data source must be provided in training mode, else None")
     if values.get("--tokenizer-type") == "NullTokenizer" and "--vocab-size" not in values:  # tokenizer.py:69
         fail("AssertionError")
+    if values.get("--tokenizer-type") == "HuggingFaceTokenizer" and not values.get("--tokenizer-model"):
+        # tokenizer.py:49-52 hands None to transformers.AutoTokenizer.from_pretrained.
+        fail("OSError: None is not a local folder and is not a valid model identifier")
+    # --data-path: a prefix, or weight prefix pairs (arguments.py:2809-2815); each prefix's .idx and
+    # .bin are opened when the datasets are built (indexed_dataset.py:244, 385).
+    for prefix in values.get("--data-path") or []:
+        try:
+            float(prefix)
+            continue  # a weight
+        except ValueError:
+            pass
+        for suffix in (".idx", ".bin"):
+            if not os.path.isfile(prefix + suffix):
+                fail(f"FileNotFoundError: [Errno 2] No such file or directory: '{prefix}{suffix}'")
+
     if train_iters is None:
         fail("double: no --train-iters (the real one would train by --train-samples; the harness always passes iterations)")
     if rank == 0:
