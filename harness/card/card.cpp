@@ -190,6 +190,8 @@ std::vector<FieldSpec> build_schema() {
                 {
                     traces,
                     field("metrics_specific_trace", ValueKind::string_list, Need::optional, "traces used by particular metrics"),
+                    field("ranks_present", ValueKind::string_list, Need::optional,
+                          "the ranks whose traces a partial archive holds (ingest --ranks); absent: every rank"),
                 }),
         field("collection_notes", ValueKind::any, Need::optional, "free-form notes on how the data was collected"),
         section("launch", Need::optional, "what a run needs and an archived card does not say (ccl-harness)",

@@ -49,6 +49,10 @@ expect_eq "provenance records the ranks" "[0] 4" \
     "$(member "$bundle" provenance.json | "$PY" -c 'import json,sys; i=json.load(sys.stdin)["ingested"]; print(i["ranks_present"], i["total_count"])')"
 expect_eq "the card's metric source records them" "[0] ['json']" \
     "$(member "$bundle" "$name.yaml" | "$PY" -c 'import sys,yaml; m=yaml.safe_load(sys.stdin)["metric_source"]; print(m["ranks_present"], m["traces"])')"
+# The card schema knows the field: the bundle's card validates without an unknown-key warning.
+member "$bundle" "$name.yaml" >"$SCRATCH/partial-card.yaml"
+expect_status 0 "the partial card validates" -- "$CCL_HARNESS" validate "$SCRATCH/partial-card.yaml"
+if grep -q "ranks_present" <<<"$OUT"; then fail "validate warns about ranks_present: $OUT"; else pass; fi
 "$CCL_HARNESS" ingest "$card" "$archive" --ranks 0 --results "$results" --json >"$SCRATCH/ingest.json" 2>/dev/null ||
     fail "ingest --ranks 0 --json"
 expect_json "$SCRATCH/ingest.json" "j['partial']" "{'ranks_present': [0], 'summary': 'ranks 0 of 4', 'total_count': 4}" \
