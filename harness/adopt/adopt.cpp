@@ -233,8 +233,9 @@ AdoptResult adopt_card(const fs::path& card_path, const std::vector<fs::path>& s
         result.notes.insert(result.notes.end(), read.notes.begin(), read.notes.end());
     }
     const std::string known = "vllm serve, vllm bench serve/latency, benchmark_serving.py, python -m "
-                              "sglang.bench_one_batch/launch_server/bench_serving, torchrun, MaxText train.py, #SBATCH, "
-                              "gcloud ... ssh --command with one of these, a TorchTitan .toml";
+                              "sglang.bench_one_batch/launch_server/bench_serving, torchrun (TorchTitan, Megatron pretrain_gpt.py), "
+                              "MaxText train.py, #SBATCH, bash -c or gcloud ... ssh --command with one of these, "
+                              "a TorchTitan .toml";
     if (unknown.size() == scripts.size()) {
         throw input_error(
             fmt::format("{}: name{} no command adopt knows ({})", join(unknown, ", "), unknown.size() == 1 ? "s" : "", known));

@@ -1,5 +1,8 @@
 #include "adopt/bash_words.hpp"
 
+#include "util/strings.hpp"
+
+#include <algorithm>
 #include <cctype>
 #include <utility>
 
@@ -239,19 +242,34 @@ private:
         m_words.clear();
     }
 
-    // `srun ... bash -c '...'`: the quoted script is read too, its lines counted from the quote's,
-    // with the variables it inherits; what it assigns stays in its own shell.
+    // `srun ... bash -c '...'`, and `gcloud compute tpus tpu-vm ssh NAME --command "..."` (what ran
+    // on the TPU VM): the quoted script is read too, its lines counted from the quote's, with the
+    // variables it inherits; what it assigns stays in its own shell.
     void inline_script(BashScript& out, const BashCommand& command) {
-        for (std::size_t i = 0; i + 2 < command.words.size(); ++i) {
-            const std::string& shell = command.words[i].text;
-            const bool is_shell = shell == "bash" || shell == "sh" ||
-                                  (shell.size() > 5 && shell.compare(shell.size() - 5, 5, "/bash") == 0);
-            if (!is_shell || command.words[i + 1].text != "-c" || !command.words[i + 2].unresolved.empty() || m_depth >= 4) {
+        const std::vector<BashWord>& w = command.words;
+        const bool gcloud_ssh = !w.empty() && (w.front().text == "gcloud" || ends_with(w.front().text, "/gcloud")) &&
+                                std::any_of(w.begin(), w.end(), [](const BashWord& word) { return word.text == "ssh"; });
+        for (std::size_t i = 0; i < w.size() && m_depth < 4; ++i) {
+            const std::string& shell = w[i].text;
+            const bool is_shell = shell == "bash" || shell == "sh" || ends_with(shell, "/bash");
+            const BashWord* script = nullptr;
+            std::string text;
+            if (gcloud_ssh && starts_with(shell, "--command=")) {
+                script = &w[i];
+                text = shell.substr(std::string_view("--command=").size());
+            } else if (gcloud_ssh && shell == "--command" && i + 1 < w.size()) {
+                script = &w[i + 1];
+                text = script->text;
+            } else if (is_shell && i + 2 < w.size() && w[i + 1].text == "-c") {
+                script = &w[i + 2];
+                text = script->text;
+            }
+            if (script == nullptr || !script->unresolved.empty()) {
                 continue;
             }
             Variables inherited = m_vars;
-            Lexer nested(command.words[i + 2].text, inherited, false);
-            nested.m_line = command.words[i + 2].line;
+            Lexer nested(text, inherited, false);
+            nested.m_line = script->line;
             nested.m_depth = m_depth + 1;
             BashScript inner = nested.script();
             out.commands.insert(out.commands.end(), inner.commands.begin(), inner.commands.end());

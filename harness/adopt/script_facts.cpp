@@ -291,6 +291,54 @@ void client(Reader& reader, const BashCommand& command, std::size_t from, const 
     }
 }
 
+// Megatron-LM's pretrain_gpt.py options (docs/contracts/megatron-lm-core_v0.15.3.yaml): the
+// degrees, batch, length, steps and a preprocessed --data-path become card fields; --mock-data
+// says the data was synthetic. The rest (architecture, optimizer) goes to launch.args as written,
+// after what the template renders, so that Megatron's argparse takes the script's (the last wins).
+void megatron(Reader& reader, const BashCommand& command, std::size_t from) {
+    reader.recognized("megatron pretrain_gpt.py");
+    reader.plain_fact("Model-executor.framework.name", "megatron-lm", command.line, "pretrain_gpt.py");
+    struct Key {
+        const char* field;
+        bool integer;
+    };
+    static const std::map<std::string, Key> keys = {
+        {"tensor-model-parallel-size", {"Model-executor.model_plan_parallelization.tp", true}},
+        {"pipeline-model-parallel-size", {"Model-executor.model_plan_parallelization.pp", true}},
+        {"context-parallel-size", {"Model-executor.model_plan_parallelization.cp", true}},
+        {"expert-model-parallel-size", {"Model-executor.model_plan_parallelization.ep", true}},
+        {"micro-batch-size", {"Model-executor.model_plan_parallelization.pp_mb", true}},
+        {"global-batch-size", {"workload.data.batch_size", true}},
+        {"seq-length", {"workload.data.seq_len", true}},
+        {"train-iters", {"launch.steps", true}},
+        {"data-path", {"launch.dataset_path", false}},
+    };
+    // What templates/megatron-lm renders from the plan (the profiler's window, the data's reader,
+    // the position embeddings that follow seq_len): the script's values would fight it.
+    static const std::set<std::string> rendered = {
+        "max-position-embeddings", "tokenizer-type",     "tokenizer-model",  "split",         "data-cache-path", "profile",
+        "use-pytorch-profiler",    "profile-step-start", "profile-step-end", "profile-ranks", "tensorboard-dir", "vocab-size"};
+    std::vector<const BashWord*> positionals;
+    for (const Option& option : options_from(command.words, from, positionals)) {
+        if (const auto found = keys.find(option.name); found != keys.end()) {
+            if (reader.fact(found->second.field, option, found->second.integer) && option.name == "data-path") {
+                reader.note(option.flag->line, fmt::format("--data-path {}: the contributor's preprocessed PREFIX on their "
+                                                           "cluster; point launch.dataset_path at your copy of it",
+                                                           option.value));
+            }
+        } else if (option.name == "mock-data") {
+            reader.plain_fact("workload.data.dataset", "synthetic", option.flag->line, option.spelled);
+        } else if (option.name == "bf16" || option.name == "fp16") {
+            reader.plain_fact("workload.model.precision", option.name, option.flag->line, option.spelled);
+        } else if (rendered.count(option.name) != 0) {
+            reader.note(option.flag->line, fmt::format("{}: the rendered run sets its own", option.spelled));
+        } else {
+            // The architecture and optimizer: what ran, and what the template does not render.
+            reader.arg(option);
+        }
+    }
+}
+
 void torchrun(Reader& reader, const BashCommand& command, std::size_t from) {
     std::vector<const BashWord*> positionals;
     std::size_t script = from;
@@ -322,8 +370,12 @@ void torchrun(Reader& reader, const BashCommand& command, std::size_t from) {
         reader.plain_fact("workload.hardware.xpu_spec.total_count", std::to_string(checked_product({as_int(per_node), as_int(nodes)})),
                           command.line, "--nnodes x --nproc-per-node");
     }
-    // TorchTitan's command-line overrides (--training.steps 20) use the TOML's names.
     positionals.clear();
+    if (script < command.words.size() && basename_of(command.words[script].text) == "pretrain_gpt.py") {
+        megatron(reader, command, script + 1);
+        return;
+    }
+    // TorchTitan's command-line overrides (--training.steps 20) use the TOML's names.
     if (script < command.words.size()) {
         for (const Option& option : options_from(command.words, script + 1, positionals)) {
             const std::string dotted = option.spelled.substr(std::min(option.spelled.find_first_not_of('-'), option.spelled.size()));
@@ -406,46 +458,10 @@ void maxtext(Reader& reader, const BashCommand& command, std::size_t from) {
     }
 }
 
-void recognize(Reader& reader, const BashCommand& command);
-
-// `gcloud compute tpus tpu-vm ssh NAME --command "..."`: the command string is what ran on the
-// TPU VM, a script of its own.
-bool remote_command(Reader& reader, const BashCommand& command) {
-    const std::vector<BashWord>& w = command.words;
-    if (w.empty() || basename_of(w.front().text) != "gcloud" ||
-        std::none_of(w.begin(), w.end(), [](const BashWord& word) { return word.text == "ssh"; })) {
-        return false;
-    }
-    for (std::size_t i = 1; i < w.size(); ++i) {
-        const bool joined = w[i].text.rfind("--command=", 0) == 0;
-        if (!joined && (w[i].text != "--command" || i + 1 == w.size())) {
-            continue;
-        }
-        const BashWord& word = joined ? w[i] : w[i + 1];
-        const std::string inner = joined ? word.text.substr(std::string("--command=").size()) : word.text;
-        for (BashCommand remote : split_bash(inner).commands) {
-            // Lines in the string count from the word that holds it.
-            for (BashWord& part : remote.words) {
-                part.line += word.line - 1;
-                if (part.unresolved.empty()) {
-                    part.unresolved = word.unresolved;
-                }
-            }
-            remote.line += word.line - 1;
-            recognize(reader, remote);
-        }
-        return true;
-    }
-    return false;
-}
-
 void recognize(Reader& reader, const BashCommand& command) {
     const std::vector<BashWord>& w = command.words;
     if (!w.empty() && w.front().text == "#SBATCH") {
         sbatch(reader, command);
-        return;
-    }
-    if (remote_command(reader, command)) {
         return;
     }
     auto text = [&](std::size_t i) { return i < w.size() ? w[i].text : std::string(); };

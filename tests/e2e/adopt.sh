@@ -180,7 +180,25 @@ expect_output "the batch, at its line inside the string" "run.sh:6: workload.dat
 expect_status 0 "$row: the adopted card passes --strict" -- "$CCL_HARNESS" validate --strict "$SCRATCH/$row.yaml"
 fixtures=tests/fixtures/adopt
 
-# 10. Bad input: one clear error, exit 2.
+# 10. Megatron-LM under `srun ... shifter bash -c '...'` (group 1, the contributor's own run.sh):
+#     torchrun + pretrain_gpt.py inside the quoted script; the degrees, batch, length, steps and
+#     the preprocessed --data-path become card fields, the architecture and optimizer launch.args.
+row=llama_3.1_8b-megatron_lm-dp_2-tp_4-perlmutter-group_1
+adopt_row "$row" run.sh
+expect_adopted "$row" launch.dataset_path /scratch/datasets/processed/wikitext_llama_text_document_text_document
+expect_adopted "$row" launch.steps 50
+expect_rendered "$row" '^#SBATCH --nodes=2$'
+expect_rendered "$row" '--tensor-model-parallel-size 4$'
+expect_rendered "$row" '--global-batch-size 32$'
+expect_rendered "$row" '--data-path /scratch/datasets/processed/wikitext_llama_text_document_text_document$'
+expect_rendered "$row" '--tokenizer-model meta-llama/Llama-3.1-8B$'
+expect_rendered "$row" '^add_args --num-query-groups$'
+expect_rendered "$row" '^add_args --lr$'
+expect_eq "$row: the architecture once, not per copy of the command" 1 "$(grep -c '^add_args --num-layers$' "$SCRATCH/$row.render/launch.sbatch")"
+expect_status 0 "$row: -v" -- "$CCL_HARNESS" adopt -v "$fixtures/$row/$row.yaml" --script "$fixtures/$row/run.sh"
+expect_output "the data path is the contributor's" "run.sh:139: --data-path /scratch/datasets/processed/wikitext_llama_text_document_text_document: the contributor's preprocessed PREFIX"
+
+# 11. Bad input: one clear error, exit 2.
 row=qwen3-4b-sglang-tp4-batch8-perlmutter
 card="$fixtures/$row/$row.yaml"
 expect_status 2 "a missing script" -- "$CCL_HARNESS" adopt "$card" --script "$SCRATCH/missing.sh"
