@@ -72,7 +72,10 @@ for rank in range(4):
     steps = [e["name"] for e in d["traceEvents"] if e["name"].startswith("execute_context_")]
     assert len(steps) == 128, len(steps)  # one batch: 1 prefill + 127 decodes (output_len 128)
 EOF
-[ -s "$run/logs/latency.json" ] && pass || fail "the timed pass wrote no latency.json"
+[ -s "$run/logs/bench.latency.json" ] && pass || fail "the timed pass wrote no bench.latency.json"
+# ...under the name mfu.py globs (*.latency.json), so mfu takes the timed batch, not a trace step.
+expect_status 0 "vLLM metrics" -- "$CCL_HARNESS" metrics "$bundle"
+expect_output "mfu from the timed pass's latency" "(avg_latency of bench.latency.json)"
 script="$run/rendered/launch.sbatch"
 [ "$(grep -v '^ *#' "$script" | grep -c -- '--output-json')" -eq 1 ] && pass || fail "--output-json once, in the timed pass"
 grep -q -- '--num-iters-warmup 5' "$script" && pass || fail "warm-up batches = wait + warmup"

@@ -98,7 +98,10 @@ run=$(latest_run)
 check_bundle "$run" 1 1
 expect_metrics "${run%/}.tar.zst" "collective_volume=no event carries collective arguments" "straggler=one rank"
 # Two passes (issue 26): the profiled one writes no JSON (latency.py returns first), the timed one does.
-ls "$run"/logs/latency-t1v-n-*-w-0.json >/dev/null 2>&1 && pass || fail "vLLM TPU: the timed pass wrote no latency JSON: $(ls "$run/logs")"
+ls "$run"/logs/t1v-n-*-w-0.latency.json >/dev/null 2>&1 && pass || fail "vLLM TPU: the timed pass wrote no latency JSON: $(ls "$run/logs")"
+# ...under the name mfu.py globs (*.latency.json), so mfu takes the timed batch, not a trace step.
+expect_status 0 "vLLM TPU metrics" -- "$CCL_HARNESS" metrics "${run%/}.tar.zst"
+expect_output "mfu from the timed pass's latency" "(avg_latency of t1v-n-"
 grep -q "vllm bench latency .* --profile" "$run/logs/workers.log" && grep -q "vllm bench latency .* --num-iters" "$run/logs/workers.log" &&
     pass || fail "vLLM TPU: not a profiled and a timed pass: $(grep 'vllm bench latency' "$run/logs/workers.log")"
 

@@ -59,7 +59,7 @@ TEST_CASE("the vLLM reference card renders a profiler pass and a timed pass") {
     // writes it, under nsys; the profiler pass has no nsys.
     CHECK(has(r,
               "profile_args=(--profile --profiler-config.profiler torch --profiler-config.torch_profiler_dir \"$RUN_DIR/traces\")\n"));
-    CHECK(has(r, "timed_args=(--num-iters 10 --output-json \"$RUN_DIR/logs/latency.json\")\n"));
+    CHECK(has(r, "timed_args=(--num-iters 10 --output-json \"$RUN_DIR/logs/bench.latency.json\")\n"));
     const auto preflight = r.script.find("ccl_preflight.py\" \\\n");
     const auto profile = r.script.find("\"${args[@]}\" \\\n    \"${profile_args[@]}\"\n");
     const auto timed = r.script.find("\"${args[@]}\" \\\n    \"${timed_args[@]}\"\n");

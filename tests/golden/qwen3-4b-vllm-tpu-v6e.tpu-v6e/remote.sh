@@ -79,7 +79,8 @@ bench() {
     args+=(
 
     )
-    local timed_args=(--num-iters 3 --output-json "$here/logs/latency-$host.json")
+    # <host>.latency.json: the name CCL-Bench's mfu.py looks for (tools/mfu/mfu.py:113-125).
+    local timed_args=(--num-iters 3 --output-json "$here/logs/$host.latency.json")
     local profile_args=(--profile --profiler-config.profiler torch --profiler-config.torch_profiler_dir "$here/profile")
     # Preflight, in seconds: the vLLM in the image is asked for its options (`vllm bench latency
     # --help`, and --help=all) and every one both passes use must be among them.
@@ -96,7 +97,7 @@ bench() {
     if [ "$status" != 0 ]; then
         return "$status"
     fi
-    # The timed pass: --num-iters batches, their latencies in logs/latency-<host>.json.
+    # The timed pass: --num-iters batches, their latencies in logs/<host>.latency.json.
     echo "$host: vllm bench latency ${args[*]} --num-iters 3"
     vllm bench latency "${args[@]}" "${timed_args[@]}" || status=$?
     return "$status"
