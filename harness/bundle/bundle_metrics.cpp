@@ -18,12 +18,19 @@ Json bundle_metrics(const fs::path& dir) {
         entry["value"] = metric.value ? Json(*metric.value) : Json();
         entry["unit"] = metric.unit;
         entry["why"] = metric.why;
+        if (!metric.implausible.empty()) {
+            // Only then: a plausible run's metrics.json stays as it always was.
+            entry["implausible"] = metric.implausible;
+        }
         values[metric.metric] = std::move(entry);
     }
     Json out = Json::object();
     out["format"] = 1;
     out["mode"] = "default";
     out["metrics"] = std::move(values);
+    if (!report.device_mismatch.empty()) {
+        out["device_mismatch"] = report.device_mismatch;
+    }
     return out;
 }
 

@@ -221,7 +221,7 @@ void check_bundle_directory(const fs::path& dir, const std::string& pack_hint, B
     const PlannedTraces planned = read_planned_traces(dir);
     check_window(planned, report);
     check_card(dir, files, planned, report);
-    check_metrics(dir, report.problems);
+    check_metrics(dir, report.problems, report.warnings);
     check_provenance(dir, report.name, report.problems);
     check_partial_record(dir, report);
     report.ingested = ingested_bundle(dir);
@@ -332,6 +332,10 @@ Json bundle_report_to_json(const BundleReport& report) {
         item["path"] = problem.path;
         item["message"] = problem.message;
         out["problems"].push_back(std::move(item));
+    }
+    out["warnings"] = Json::array();
+    for (const BundleProblem& warning : report.warnings) {
+        out["warnings"].push_back(Json(Json::Object{{"path", warning.path}, {"message", warning.message}}));
     }
     out["traces"] = Json::array();
     for (const BundleTrace& trace : report.traces) {

@@ -36,7 +36,10 @@ struct BundleReport {
     fs::path directory;
     std::size_t files = 0;               ///< regular files under <name>/, manifest.json included
     std::vector<BundleProblem> problems; ///< sorted by path; empty means valid
-    std::vector<BundleTrace> traces;     ///< every trace file checked, sorted by path
+    /// What a valid bundle holds that cannot be right: a metric outside its physical bounds,
+    /// traces of another device than the card names (metrics.json, as recomputed).
+    std::vector<BundleProblem> warnings;
+    std::vector<BundleTrace> traces; ///< every trace file checked, sorted by path
     /// provenance.json says origin "ingested": a job the harness did not run, with no pins
     /// (reported as "unpinned, ingested"); false for every harness run.
     bool ingested = false;

@@ -41,7 +41,7 @@ std::optional<std::string_view> string_at(simdjson::dom::object object, std::str
 void check_provenance(const fs::path& dir, const std::string& name, Problems& problems);
 
 /// metrics.json against the metrics recomputed from the bundle's traces.
-void check_metrics(const fs::path& dir, Problems& problems);
+void check_metrics(const fs::path& dir, Problems& problems, Problems& warnings);
 
 /// provenance.json's container against container/image.json, container/packages.txt,
 /// container/ran-*.json and scripts/Containerfile (bundle_verify_container.cpp).

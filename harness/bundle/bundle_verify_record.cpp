@@ -112,10 +112,33 @@ void check_provenance(const fs::path& dir, const std::string& name, Problems& pr
 
 /// pack stores what the traces give; recomputing catches a number edited by hand or computed
 /// from other traces. A bundle without metrics.json (made by hand) is not checked here; one whose
+namespace {
+
+/// A value no run can have is a data point nobody should rank, though the bundle is intact:
+/// warnings from bundle_metrics' `implausible` and `device_mismatch`.
+void add_metric_warnings(const Json& metrics, Problems& warnings) {
+    for (const auto& [name, entry] : metrics.find("metrics")->as_object()) {
+        if (const std::string why = entry.string_or("implausible"); !why.empty()) {
+            warnings.push_back({k_metrics_name, fmt::format("{} is implausible: {}", name, why)});
+        }
+    }
+    if (const std::string mismatch = metrics.string_or("device_mismatch"); !mismatch.empty()) {
+        warnings.push_back({k_metrics_name, mismatch});
+    }
+}
+
+} // namespace
+
 /// manifest lists it and lacks it is reported by check_manifest.
-void check_metrics(const fs::path& dir, Problems& problems) {
+void check_metrics(const fs::path& dir, Problems& problems, Problems& warnings) {
     std::error_code ec;
     if (!fs::is_regular_file(fs::symlink_status(dir / k_metrics_name, ec))) {
+        // No stored metrics to check (an ingested bundle): still say what cannot be right.
+        try {
+            add_metric_warnings(bundle_metrics(dir), warnings);
+        } catch (const HarnessError&) {
+            // The traces' own problems are check_traces' to report.
+        }
         return;
     }
     Json stored;
@@ -135,6 +158,7 @@ void check_metrics(const fs::path& dir, Problems& problems) {
     for (std::string& problem : compare_bundle_metrics(stored, recomputed)) {
         problems.push_back({k_metrics_name, std::move(problem)});
     }
+    add_metric_warnings(recomputed, warnings);
 }
 
 // ---- run.json, scripts/ ----

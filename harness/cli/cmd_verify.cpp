@@ -30,6 +30,10 @@ void print_report(const BundleReport& report, bool quiet) {
                               : fmt::format("{}: {}: {}\n", bundle, terminal_text(problem.path), terminal_text(problem.message)));
         }
     }
+    for (const BundleProblem& warning : report.warnings) {
+        // Even with -q: a valid bundle whose numbers cannot be right must not pass unnoticed.
+        std::cerr << fmt::format("warning: {}: {}: {}\n", bundle, terminal_text(warning.path), terminal_text(warning.message));
+    }
     const std::size_t count = report.problems.size();
     std::string marks = report.ingested ? std::string(", ") + k_unpinned_ingested : "";
     if (report.partial()) {
@@ -92,7 +96,8 @@ void add_verify(CLI::App& sub, Action& action) {
                "traces only (ingest --ranks) adds \"partial: ranks 0 of 4\" (JSON: \"partial\": {ranks_present,\n"
                "total_count, summary}), its traces held to exactly the ranks its card's metric_source.ranks_present\n"
                "and provenance.json's ingested.ranks_present claim.\n"
-               "JSON keys: bundle, valid, name, files, steps, problems [{path, message}], traces [{path, form,\n"
+               "JSON keys: bundle, valid, name, files, steps, problems [{path, message}], warnings [{path, message}]\n"
+               "(a metric outside its physical bounds, traces of another device than the card's), traces [{path, form,\n"
                "compressed, events, steps, step_marker}], provenance, partial; error (unusable input).\n"
                "An archive is unpacked safely into a scratch directory under $TMPDIR, removed afterwards.\n"
                "Exit status: 0 every bundle valid, 1 a bundle is invalid (or its archive damaged or truncated),\n"

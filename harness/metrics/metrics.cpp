@@ -1,5 +1,7 @@
 #include "metrics/metrics.hpp"
 
+#include "metrics/metric_bounds.hpp"
+
 #include "metrics/metric_functions.hpp"
 #include "metrics/metrics_input.hpp"
 #include "trace/rank_set.hpp"
@@ -183,6 +185,7 @@ RankSummary summarize(const RankView& view, const TraceInput& input, const std::
     const StepSelection steps = standard_steps(trace);
     out.step_source = steps.source;
     out.steps = steps.steps.size();
+    out.devices = trace.device_names;
     out.in_default = input.standard;
     out.in_reference = input.reference;
     return out;
@@ -487,6 +490,7 @@ MetricsReport compute_metrics(const fs::path& path, const MetricsOptions& option
     const bool only_gzip = tools_find_only_gzip(input.traces, results, report);
     add_ranks(input.traces, results, order, report);
     finish_metrics(metrics, order, only_gzip, card, options.reference, report);
+    check_bounds(report, card && card->error.empty() ? card->xpu_model : std::string());
     return report;
 }
 

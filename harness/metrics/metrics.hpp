@@ -30,6 +30,9 @@ struct MetricValue {
     std::vector<std::optional<double>> per_rank;       ///< aligned with MetricsReport::ranks
     std::vector<std::pair<std::string, double>> parts; ///< collective_volume: bytes per collective name
     std::vector<std::string> notes;
+    /// Why the value cannot be physically right (mfu over 100 %, a step of no time...); empty
+    /// when it is within bounds. metric_bounds.hpp sets it; verify warns and compare flags it.
+    std::string implausible;
     /// avg_step_time, default mode: each rank's inner-step durations in s (report order), so
     /// that noise between steps can be shown. Not in metrics_to_json: `compare` reads it.
     std::vector<std::vector<double>> per_step;
@@ -71,8 +74,9 @@ struct RankSummary {
     std::size_t xla_ops = 0;
     std::string step_source;
     std::size_t steps = 0;
-    bool in_default = true;   ///< a rank trace by its name (the default mode reads these)
-    bool in_reference = true; ///< among the files --reference reads (every .json, sampled above 16)
+    std::vector<std::string> devices; ///< the trace's deviceProperties names, when it has them
+    bool in_default = true;           ///< a rank trace by its name (the default mode reads these)
+    bool in_reference = true;         ///< among the files --reference reads (every .json, sampled above 16)
 };
 
 struct MetricsOptions {
@@ -93,6 +97,9 @@ struct MetricsReport {
     /// "ranks 0 of 4" when the card says only those ranks were traced (metric_source.ranks_present,
     /// `ingest --ranks`); empty otherwise.
     std::string partial;
+    /// The traces ran on another device than the card's xpu_spec.model says ("the traces ran on
+    /// Tesla V100-SXM2-16GB; the card says nvidia_a100"); empty when they agree or cannot tell.
+    std::string device_mismatch;
     /// The most ranks whose tables were in memory at the same time (measured): at most the
     /// thread count, whatever the number of ranks, since each rank is folded and dropped.
     std::size_t ranks_held_at_once = 0;

@@ -34,6 +34,9 @@ Json value_json(const MetricValue& value) {
     if (!value.notes.empty()) {
         out["notes"] = json_string_array(value.notes);
     }
+    if (!value.implausible.empty()) {
+        out["implausible"] = value.implausible;
+    }
     return out;
 }
 
@@ -81,6 +84,7 @@ Json metrics_to_json(const MetricsReport& report) {
     out["card"] = report.card ? Json(report.card->string()) : Json();
     out["mode"] = report.reference ? "reference" : "default";
     out["partial"] = report.partial.empty() ? Json() : Json(report.partial);
+    out["device_mismatch"] = report.device_mismatch.empty() ? Json() : Json(report.device_mismatch);
     Json ranks = Json::array();
     for (const RankSummary& rank : report.ranks) {
         Json r = Json::object();
@@ -95,6 +99,7 @@ Json metrics_to_json(const MetricsReport& report) {
         r["host_ops"] = static_cast<long long>(rank.host_ops);
         r["xla_ops"] = static_cast<long long>(rank.xla_ops);
         r["steps"] = static_cast<long long>(rank.steps);
+        r["devices"] = json_string_array(rank.devices);
         r["step_source"] = rank.step_source;
         r["in_default"] = rank.in_default;
         r["in_reference"] = rank.in_reference;
@@ -180,6 +185,9 @@ std::string metrics_table(const MetricsReport& report) {
         }
         for (const auto& note : value.notes) {
             out += fmt::format("{:<26}  {:<16}  note: {}\n", "", "", note);
+        }
+        if (!value.implausible.empty()) {
+            out += fmt::format("{:<26}  {:<16}  IMPLAUSIBLE: {}\n", "", "", value.implausible);
         }
     }
     if (!report.disagreements.empty()) {

@@ -99,6 +99,8 @@ private:
                     m_in_events = true;
                 } else if (key.raw == "distributedInfo" && value == '{') {
                     read_distributed_info(c);
+                } else if (key.raw == "deviceProperties" && value == '[') {
+                    read_device_properties(c);
                 } else {
                     json_scan::skip_value(c);
                 }
@@ -116,6 +118,48 @@ private:
         if (!seen_events) {
             throw TraceReadError(fmt::format("{}: not a trace: a JSON object without a traceEvents array", m_trace.file.string()),
                                  TraceReadError::Kind::no_events, std::nullopt, "a JSON object without a traceEvents array");
+        }
+    }
+
+    // Kineto's deviceProperties: one object per GPU the process saw; only each one's "name"
+    // ("NVIDIA A100-SXM4-40GB") is kept, a bounded few, so that a card can be checked against it.
+    void read_device_properties(Cursor& c) {
+        ++c.p;
+        if (peek_token(c) == ']') {
+            ++c.p;
+            return;
+        }
+        while (true) {
+            if (peek_token(c) == '{') {
+                ++c.p;
+                while (peek_token(c) != '}') {
+                    const StringToken key = json_scan::scan_string(c);
+                    json_scan::expect(c, ':', "expected ':' after a key");
+                    if (key.raw == "name" && peek_token(c) == '"') {
+                        const StringToken name = json_scan::scan_string(c);
+                        if (m_trace.device_names.size() < k_max_device_names) {
+                            m_trace.device_names.emplace_back(name.raw);
+                        }
+                    } else {
+                        json_scan::skip_value(c);
+                    }
+                    if (peek_token(c) == ',') {
+                        ++c.p;
+                        peek_token(c);
+                    }
+                }
+                ++c.p;
+            } else {
+                json_scan::skip_value(c);
+            }
+            const char next = peek_token(c);
+            ++c.p;
+            if (next == ']') {
+                return;
+            }
+            if (next != ',') {
+                throw SyntaxError{c.p - 1, "expected ',' or ']' in deviceProperties"};
+            }
         }
     }
 

@@ -56,6 +56,9 @@ struct CollectiveArgs {
 
 enum class TraceFormat : std::uint8_t { kineto, legacy_autograd };
 
+/// A trace names each of its process's GPUs; a node has at most a few dozen.
+inline constexpr std::size_t k_max_device_names = 64;
+
 struct RankTrace {
     fs::path file;
     TraceFormat format = TraceFormat::kineto;
@@ -63,6 +66,9 @@ struct RankTrace {
     std::uint64_t bytes = 0;                   ///< uncompressed bytes read
     std::uint64_t events = 0;                  ///< entries of traceEvents
     std::optional<long long> distributed_rank; ///< distributedInfo.rank when the trace says
+    /// deviceProperties[].name (Kineto: the GPUs the process saw, "NVIDIA A100-SXM4-40GB"), at most
+    /// k_max_device_names of them.
+    std::vector<std::string> device_names;
 
     NameTable names;               ///< span and step names, threads, collective names, dtypes
     std::vector<Span> kernels;     ///< cat "kernel"

@@ -5,6 +5,7 @@
 #include "bundle/bundle_unpack.hpp"
 #include "bundle/input_path.hpp"
 #include "card/yaml_document.hpp"
+#include "metrics/metric_bounds.hpp"
 #include "metrics/metrics.hpp"
 #include "provenance/provenance.hpp"
 #include "run/run_directory.hpp"
@@ -63,6 +64,11 @@ std::map<std::string, ComparedMetric> parse_metrics(const Json& json, const std:
         }
         metric.unit = entry.string_or("unit");
         metric.why = entry.string_or("why");
+        // A bundle packed before the bounds were checked has no flag: the same rule applies.
+        metric.implausible = entry.string_or("implausible");
+        if (metric.implausible.empty() && metric.value) {
+            metric.implausible = metrics::implausible_value(name, *metric.value);
+        }
         out[name] = std::move(metric);
     }
     return out;
@@ -139,7 +145,7 @@ void read_metrics(const fs::path& dir, const std::string& display, ComparedRun& 
     } else {
         const metrics::MetricsReport report = metrics::compute_metrics(dir, metrics::MetricsOptions{});
         for (const metrics::MetricValue& metric : report.metrics) {
-            run.metrics[metric.metric] = ComparedMetric{metric.value, metric.unit, metric.why};
+            run.metrics[metric.metric] = ComparedMetric{metric.value, metric.unit, metric.why, metric.implausible};
         }
         run.metrics_source = "computed from the traces";
         run.detail = detail_of(report);
@@ -213,7 +219,7 @@ std::string metric_text(const ComparedRun& run, const std::string& name) {
     if (found == run.metrics.end() || !found->second.value) {
         return "n/a";
     }
-    return fmt::format("{:.6g}", *found->second.value);
+    return fmt::format("{:.6g}{}", *found->second.value, found->second.implausible.empty() ? "" : "!");
 }
 
 Json optional_json(const std::optional<double>& value) { return value ? Json(*value) : Json(); }
@@ -515,6 +521,7 @@ Json comparison_to_json(const Comparison& comparison) {
             value["value"] = optional_json(metric.value);
             value["unit"] = metric.unit;
             value["why"] = metric.why;
+            value["implausible"] = metric.implausible.empty() ? Json() : Json(metric.implausible);
             metrics[name] = std::move(value);
         }
         entry["metrics"] = std::move(metrics);
@@ -610,6 +617,13 @@ std::string comparison_table(const Comparison& comparison) {
     }
     for (const MissingNote& note : comparison.missing) {
         out += "  " + missing_note_text(note, comparison.runs.size()) + "\n";
+    }
+    for (const ComparedRun& run : comparison.runs) {
+        for (const auto& [name, metric] : run.metrics) {
+            if (!metric.implausible.empty()) {
+                out += fmt::format("  implausible (!): {} {}: {}\n", run.label, name, metric.implausible);
+            }
+        }
     }
     for (const ComparedRun& run : comparison.runs) {
         if (!run.overrides.empty()) {

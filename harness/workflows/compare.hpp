@@ -24,6 +24,7 @@ struct ComparedMetric {
     std::optional<double> value;
     std::string unit;
     std::string why;
+    std::string implausible; ///< why the value cannot be physically right (metrics/metric_bounds.hpp); "" when it can
 };
 
 /// Where a step's time goes, derived from the metrics (see step_breakdown()).

@@ -24,7 +24,7 @@ h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}td.run{white-space:nowrap}
 .chart text{font-size:12px}.chart .axis{stroke:#999}.chart .grid{stroke:#e4e4e4}
-.compute{fill:#4e79a7}.overlapped{fill:#59a14f}.exposed{fill:#e15759}.mfu{fill:#f28e2b}
+.compute{fill:#4e79a7}.overlapped{fill:#59a14f}.exposed{fill:#e15759}.mfu{fill:#f28e2b}.implausible .mfu{fill:#bab0ac}.implausible{color:#b00}
 .na text.why{fill:#a00;font-style:italic}.na rect{fill:none;stroke:#bbb;stroke-dasharray:4 3}
 .point circle{fill:#4e79a7;stroke:#fff}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 14px;vertical-align:middle}
@@ -143,10 +143,15 @@ std::string mfu_chart(const Comparison& comparison) {
         const auto found = run.metrics.find("mfu");
         const double value = *found->second.value;
         const double w = std::max(0.0, value) / top * k_plot;
-        return fmt::format("<g class=\"bar\" data-run=\"{0}\"><title>{0}: mfu {1} %</title>"
+        // A value no run can have is drawn, never without its flag.
+        const std::string& implausible = found->second.implausible;
+        return fmt::format("<g class=\"bar{8}\" data-run=\"{0}\"><title>{0}: mfu {1} %{9}</title>"
                            "<rect class=\"mfu\" x=\"{2}\" y=\"{3}\" width=\"{4}\" height=\"{5}\"/>"
-                           "<text x=\"{6}\" y=\"{7}\">{1} %</text></g>",
-                           html_escape(run.name), number(value), k_label, y + 4, w, k_row - 8, k_label + w + 6, y + k_row / 2 + 4);
+                           "<text x=\"{6}\" y=\"{7}\">{1} %{10}</text></g>",
+                           html_escape(run.name), number(value), k_label, y + 4, w, k_row - 8, k_label + w + 6, y + k_row / 2 + 4,
+                           implausible.empty() ? "" : " implausible",
+                           implausible.empty() ? "" : " (implausible: " + html_escape(implausible) + ")",
+                           implausible.empty() ? "" : " &#9888; implausible");
     });
 }
 
@@ -411,7 +416,13 @@ std::string ranking_table(const Comparison& comparison) {
         const ComparedRun& run = comparison.runs[comparison.ranking[place]];
         const auto metric = [&run](const char* name) {
             const auto found = run.metrics.find(name);
-            return found == run.metrics.end() ? std::string("n/a") : optional_number(found->second.value);
+            if (found == run.metrics.end()) {
+                return std::string("n/a");
+            }
+            return optional_number(found->second.value) +
+                   (found->second.implausible.empty()
+                        ? std::string()
+                        : " <span class=\"implausible\" title=\"" + html_escape(found->second.implausible) + "\">&#9888;</span>");
         };
         const StepBreakdown& b = run.breakdown;
         out += fmt::format("<tr><td class=\"num\">{}</td><td class=\"run\">{}</td><td class=\"label\">{}</td><td>{} ({})</td><td "

@@ -164,4 +164,19 @@ expect_output "names provenance's claim" "provenance.json records ranks 0 of 4 (
 expect_output "and the missing ranks" "card says total_count: 4 but the bundle has 1 rank trace (kineto_trace_0)"
 [ -z "$(ls -A "$TMPDIR")" ] && pass || fail "scratch left in \$TMPDIR: $(ls -A "$TMPDIR")"
 
+# A card that names another GPU than the traces ran on: the bundle is valid (nothing in it is
+# damaged), and verify says plainly that its numbers do not describe the card.
+sed 's/model: nvidia_a100.*/model: nvidia_h100/' "$card" >"$SCRATCH/h100.yaml"
+expect_status 0 "ingest under an H100 card" -- "$CCL_HARNESS" ingest "$SCRATCH/h100.yaml" "$archive" --ranks 0 --results "$SCRATCH/h100-results"
+h100=$(bundle_of)
+expect_status 0 "verify: valid, with a warning" -- "$CCL_HARNESS" verify "$h100"
+expect_output "the device mismatch, said" "warning: $h100: metrics.json: the traces ran on NVIDIA A100-PG509-200 (their deviceProperties), but the card's xpu_spec.model is nvidia_h100"
+"$CCL_HARNESS" verify --json "$h100" >"$SCRATCH/h100.json" || fail "verify --json"
+expect_json "$SCRATCH/h100.json" "j['valid'], len(j['warnings']) >= 1, j['problems']" "(True, True, [])" "verify --json: warnings"
+# The A100 card names the trace's GPU: no device warning. Its qwen3-4b model is not what HTA's
+# trace ran, though, and the mfu that follows (about 300 %) is flagged as such.
+expect_status 0 "the A100 bundle: no device warning" -- "$CCL_HARNESS" verify "$bundle"
+if grep -q "deviceProperties" <<<"$OUT"; then fail "a device warning on the matching card: $OUT"; else pass; fi
+expect_output "an mfu over 100 % is flagged" "warning: $bundle: metrics.json: mfu is implausible: "
+
 finish

@@ -105,6 +105,34 @@ else
     fail "no bundle at $bundle"
 fi
 
+# 3b. Impossible values are flagged, not shown as results: HTA's real A100 trace (hta_nccl_cut,
+#     tests/fixtures/real_traces/README.md) under a card that claims an H100 and a model a thousand
+#     times too large: mfu far above 100 %, and the trace's deviceProperties contradict the card.
+mkdir -p "$SCRATCH/mismatch"
+cp "$CCL_SOURCE_DIR/tests/fixtures/real_traces/hta_nccl_cut/rank0_trace.json.gz" "$SCRATCH/mismatch/"
+cat >"$SCRATCH/mismatch/card.yaml" <<'YAML'
+workload:
+  model:
+    phase: training
+    model_arch: {num_params: 8000000000000, num_layers: 32, head_dim: 128, num_heads: 32}
+  data: {batch_size: 64, seq_len: 4096}
+  hardware:
+    xpu_spec: {type: GPU, model: nvidia_h100, total_count: 1, count_per_node: 1}
+metric_source:
+  traces: [json]
+YAML
+expect_status 0 "metrics under a card that does not describe the run" -- "$CCL_HARNESS" metrics "$SCRATCH/mismatch"
+expect_output "mfu flagged" "IMPLAUSIBLE: 5.791e+06 % is above 100 %"
+expect_output "the device said plainly" "the traces ran on NVIDIA A100-PG509-200 (their deviceProperties), but the card's xpu_spec.model is nvidia_h100"
+"$CCL_HARNESS" metrics "$SCRATCH/mismatch" --json >"$SCRATCH/mismatch.json" || fail "metrics --json"
+expect_json "$SCRATCH/mismatch.json" "j['metrics']['mfu']['implausible'] is not None, j['metrics']['avg_step_time'].get('implausible'), sorted(set(j['ranks'][0]['devices'])), j['device_mismatch'] is not None" \
+    "(True, None, ['NVIDIA A100-PG509-200'], True)" "--json: implausible, devices, device_mismatch"
+# The card that matches the trace: no mismatch; a plausible model: no flag.
+sed -i 's/nvidia_h100/nvidia_a100/; s/num_params: 8000000000000/num_params: 8000000/; s/batch_size: 64, seq_len: 4096/batch_size: 1, seq_len: 512/' \
+    "$SCRATCH/mismatch/card.yaml"
+expect_status 0 "metrics under a card that does" -- "$CCL_HARNESS" metrics "$SCRATCH/mismatch"
+if grep -qE "IMPLAUSIBLE|deviceProperties" <<<"$OUT"; then fail "flagged a plausible run: $OUT"; else pass; fi
+
 # 4. Bad input: one clear error, exit 2.
 head -c 300 "$deepseek" >"$SCRATCH/cut.json"
 expect_status 2 "truncated trace" -- "$CCL_HARNESS" metrics "$SCRATCH/cut.json"

@@ -59,9 +59,9 @@ TEST_CASE("flatten_card gives dotted paths with list indices", "[compare]") {
 
 TEST_CASE("step_breakdown derives compute, exposed and overlapped communication", "[compare]") {
     std::map<std::string, ComparedMetric> metrics;
-    metrics["avg_step_time"] = {1.0, "s", ""};
-    metrics["total_communication_time"] = {0.4, "s", ""};
-    metrics["compute_comm_overlap"] = {25.0, "%", ""};
+    metrics["avg_step_time"] = {1.0, "s", "", ""};
+    metrics["total_communication_time"] = {0.4, "s", "", ""};
+    metrics["compute_comm_overlap"] = {25.0, "%", "", ""};
     StepBreakdown b = step_breakdown(metrics);
     REQUIRE(b.compute);
     CHECK(*b.overlapped == Approx(0.1));
@@ -70,7 +70,7 @@ TEST_CASE("step_breakdown derives compute, exposed and overlapped communication"
     CHECK(b.why.empty());
 
     SECTION("a missing input says which and why") {
-        metrics["compute_comm_overlap"] = {std::nullopt, "%", "no communication inside the inner steps"};
+        metrics["compute_comm_overlap"] = {std::nullopt, "%", "no communication inside the inner steps", ""};
         b = step_breakdown(metrics);
         CHECK_FALSE(b.compute);
         CHECK(*b.step == 1.0);

@@ -113,10 +113,10 @@ TEST_CASE("ranking by throughput puts the most work per device first, never by s
 
 TEST_CASE("n/a metrics collapse into one note per metric and reason", "[compare][glance]") {
     std::vector<ComparedRun> runs = {run_with("a", {}), run_with("b", {}), run_with("c", {})};
-    runs[0].metrics["mfu"] = {std::nullopt, "%", "no peak FLOPs for cpu"};
-    runs[1].metrics["mfu"] = {std::nullopt, "%", "no peak FLOPs for cpu"};
-    runs[2].metrics["mfu"] = {42.0, "%", ""};
-    runs[2].metrics["straggler"] = {std::nullopt, "ratio", "one rank"};
+    runs[0].metrics["mfu"] = {std::nullopt, "%", "no peak FLOPs for cpu", ""};
+    runs[1].metrics["mfu"] = {std::nullopt, "%", "no peak FLOPs for cpu", ""};
+    runs[2].metrics["mfu"] = {42.0, "%", "", ""};
+    runs[2].metrics["straggler"] = {std::nullopt, "ratio", "one rank", ""};
     const std::vector<MissingNote> notes = collapse_missing(runs);
     REQUIRE(notes.size() == 2);
     CHECK(notes[0].runs == std::vector<std::size_t>{0, 1});

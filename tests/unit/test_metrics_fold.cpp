@@ -125,7 +125,12 @@ MetricsReport run(const fs::path& dir, unsigned threads, bool reference) {
 
 /// The members that carry values, as the old binary's --json wrote them (shortest round-trip
 /// doubles, so equal text is equal bits).
-std::string values_json(const MetricsReport& report) {
+std::string values_json(MetricsReport report) {
+    // The fixture's mfu (162 %) is flagged implausible (metric_bounds.hpp), which is not what
+    // these cases compare: the values before and after folding.
+    for (MetricValue& metric : report.metrics) {
+        metric.implausible.clear();
+    }
     Json json = metrics_to_json(report);
     Json out = Json::object();
     out["metrics"] = json["metrics"];
