@@ -209,6 +209,24 @@ bool redact_env(YAML::Node& card) {
     return changed;
 }
 
+/// The key's value replaced by the scalar `value` on the key's own line (a value written over
+/// several lines becomes one).
+void replace_scalar(std::vector<std::string>& lines, const ValueSpan& span, const std::string& value) {
+    lines[span.key_line] = span.prefix + " " + value + span.comment;
+    lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(span.key_line + 1),
+                lines.begin() + static_cast<std::ptrdiff_t>(span.end_line));
+}
+
+/// Where a mapping written as a block (or left empty) sits, for adding keys to it; nothing when
+/// it is written inline or is not a mapping, shapes the line edits do not handle.
+std::optional<ValueSpan> block_value(const std::vector<std::string>& lines, const YAML::Mark& key, const YAML::Node& node) {
+    std::optional<ValueSpan> span = locate_value(lines, key);
+    if (!span || !span->inline_value.empty() || !(node.IsMap() || node.IsNull())) {
+        return std::nullopt;
+    }
+    return span;
+}
+
 /// The line edit for trace_url; nothing when the text has a shape it does not handle.
 std::optional<std::vector<std::string>> edit_trace_url(std::vector<std::string> lines, const YAML::Node& root,
                                                        const std::string& value) {
@@ -221,9 +239,7 @@ std::optional<std::vector<std::string>> edit_trace_url(std::vector<std::string> 
     if (!span) {
         return std::nullopt;
     }
-    lines[span->key_line] = span->prefix + " " + value + span->comment;
-    lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(span->key_line + 1),
-                lines.begin() + static_cast<std::ptrdiff_t>(span->end_line));
+    replace_scalar(lines, *span, value);
     return lines;
 }
 
@@ -240,9 +256,9 @@ std::optional<std::vector<std::string>> edit_traces(std::vector<std::string> lin
         }
         return lines;
     }
-    const std::optional<ValueSpan> source = locate_value(lines, *source_key);
+    const std::optional<ValueSpan> source = block_value(lines, *source_key, root["metric_source"]);
     const YAML::Node metric_source = root["metric_source"];
-    if (!source || !source->inline_value.empty() || !(metric_source.IsMap() || metric_source.IsNull())) {
+    if (!source) {
         return std::nullopt;
     }
     const std::optional<YAML::Mark> traces_key = metric_source.IsMap() ? key_mark(metric_source, "traces") : std::nullopt;
@@ -283,9 +299,9 @@ std::optional<std::vector<std::string>> edit_ranks_present(std::vector<std::stri
         lines.push_back(indent + "  " + k_ranks_present_key + ": " + value);
         return lines;
     }
-    const std::optional<ValueSpan> source = locate_value(lines, *source_key);
+    const std::optional<ValueSpan> source = block_value(lines, *source_key, root["metric_source"]);
     const YAML::Node metric_source = root["metric_source"];
-    if (!source || !source->inline_value.empty() || !(metric_source.IsMap() || metric_source.IsNull())) {
+    if (!source) {
         return std::nullopt;
     }
     const std::optional<YAML::Mark> ranks_key = metric_source.IsMap() ? key_mark(metric_source, k_ranks_present_key) : std::nullopt;
@@ -299,9 +315,7 @@ std::optional<std::vector<std::string>> edit_ranks_present(std::vector<std::stri
     if (!span) {
         return std::nullopt;
     }
-    lines[span->key_line] = span->prefix + " " + value + span->comment;
-    lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(span->key_line + 1),
-                lines.begin() + static_cast<std::ptrdiff_t>(span->end_line));
+    replace_scalar(lines, *span, value);
     return lines;
 }
 
