@@ -15,6 +15,13 @@ namespace {
 
 constexpr const char* k_par = "Model-executor.model_plan_parallelization.";
 
+/// The card field a framework option sets, and whether it takes a whole number (Megatron's and
+/// MaxText's option tables).
+struct FieldOf {
+    const char* field;
+    bool integer;
+};
+
 struct Option {
     std::string name; ///< without dashes, '_' as '-'
     std::string spelled;
@@ -298,11 +305,7 @@ void client(Reader& reader, const BashCommand& command, std::size_t from, const 
 void megatron(Reader& reader, const BashCommand& command, std::size_t from) {
     reader.recognized("megatron pretrain_gpt.py");
     reader.plain_fact("Model-executor.framework.name", "megatron-lm", command.line, "pretrain_gpt.py");
-    struct Key {
-        const char* field;
-        bool integer;
-    };
-    static const std::map<std::string, Key> keys = {
+    static const std::map<std::string, FieldOf> keys = {
         {"tensor-model-parallel-size", {"Model-executor.model_plan_parallelization.tp", true}},
         {"pipeline-model-parallel-size", {"Model-executor.model_plan_parallelization.pp", true}},
         {"context-parallel-size", {"Model-executor.model_plan_parallelization.cp", true}},
@@ -417,11 +420,7 @@ void sbatch(Reader& reader, const BashCommand& command) {
 // (adopt.cpp); model_name goes to launch.args, where the maxtext plan reads it.
 void maxtext(Reader& reader, const BashCommand& command, std::size_t from) {
     reader.recognized("maxtext train");
-    struct Key {
-        const char* field;
-        bool integer;
-    };
-    static const std::map<std::string, Key> keys = {
+    static const std::map<std::string, FieldOf> keys = {
         {"max_target_length", {"workload.data.seq_len", true}},
         {"steps", {"launch.steps", true}},
         {"per_device_batch_size", {"@per_device_batch_size", false}},
