@@ -132,7 +132,7 @@ void execute_slurm(ExecutionContext& context) {
     // From before sbatch: a hangup while it runs must not lose the job id it answers.
     install_detach_handler();
     const SlurmSubmission submitted = slurm.submit(context.run.launch_script, rendered, extra,
-                                                   {context.requeue ? "--requeue" : "--no-requeue"});
+                                                   {SlurmClient::requeue_option(context.requeue)});
     if (!submitted.ok()) {
         record.transition(RunState::failed, context.dir.path, "sbatch refused the job: " + submitted.error);
         return;

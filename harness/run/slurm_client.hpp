@@ -69,6 +69,10 @@ public:
     /// SLURM_CONF, when it names one. `runner` must outlive the client.
     SlurmClient(ProcessRunner& runner, const ClusterProfile& cluster);
 
+    /// sbatch's option for `run --requeue` (Slurm requeues the job when a node fails) or its
+    /// absence (the job ends with the scheduler's reason): what `run` submits and its dry run shows.
+    static std::string requeue_option(bool requeue) { return requeue ? "--requeue" : "--no-requeue"; }
+
     /// `sbatch --parsable [OPTIONS] SCRIPT` started in `cwd`, with `extra` added to the
     /// environment (sbatch hands it to the job). Options on the command line override the
     /// script's #SBATCH lines (sbatch(1), "INPUT ENVIRONMENT VARIABLES").

@@ -175,7 +175,7 @@ SlurmDryRun preview_slurm_run(const RenderedRun& run, const ClusterProfile& clus
     // The executor's own call (executor_slurm.cpp), recorded: its options and its argv order.
     RecordingRunner recorder(false);
     const SlurmClient slurm(recorder, cluster);
-    slurm.submit(run.launch_script, rendered, {}, {requeue ? "--requeue" : "--no-requeue"});
+    slurm.submit(run.launch_script, rendered, {}, {SlurmClient::requeue_option(requeue)});
     preview.sbatch_command = recorder.commands().empty() ? "" : recorder.commands().back();
     preview.sbatch_cwd = shown_as;
     return preview;
