@@ -45,6 +45,20 @@ wait_for() {
     return 1
 }
 
+# wait_tasks TEXT COUNT SECONDS: until the newest run's rank logs hold TEXT on COUNT lines. A node
+# killed before srun's step reached it fails the launch ("Communication connection failure")
+# rather than the node, so the fault cases wait for every task to be running first. The logs are
+# under rendered/ while the job runs.
+wait_tasks() {
+    local i run
+    for ((i = 0; i < $3 * 5; i++)); do
+        run=$(latest_run)
+        if [ "$(cat "$run"/rendered/logs/* "$run"/logs/* 2>/dev/null | grep -cF -- "$1")" -ge "$2" ]; then return 0; fi
+        sleep 0.2
+    done
+    return 1
+}
+
 bash "$cluster" stop >/dev/null 2>&1 || true
 expect_status 0 "start" -- bash "$cluster" start
 
@@ -128,7 +142,7 @@ no_partial "$run" "port taken"
 CCL_FAULT_RANK=-1 "$CCL_HARNESS" run "$card" --set launch.script=rank_fault.py --results "$results" >"$SCRATCH/node_fail.out" 2>&1 &
 runner=$!
 wait_for "$SCRATCH/node_fail.out" ": RUNNING" 60 && pass || fail "node failure: the job never ran: $(cat "$SCRATCH/node_fail.out")"
-sleep 2
+wait_tasks " on node" 4 60 && pass || fail "node failure: the 4 tasks never started: $(cat "$(latest_run)"/rendered/logs/* 2>&1)"
 kill -KILL "$(cat "$state_dir/run/slurmd-node2.pid")"
 rc=0
 wait "$runner" || rc=$?
@@ -165,7 +179,7 @@ CCL_REQUEUE_TRAIN="$card_dir/train.py" "$CCL_HARNESS" run "$card" --requeue --se
     >"$SCRATCH/requeue.out" 2>&1 &
 runner=$!
 wait_for "$SCRATCH/requeue.out" ": RUNNING" 60 && pass || fail "requeue: the job never ran: $(cat "$SCRATCH/requeue.out")"
-sleep 2
+wait_tasks ": attempt 1, waiting" 4 60 && pass || fail "requeue: the 4 tasks never started: $(cat "$(latest_run)"/rendered/logs/* 2>&1)"
 kill -KILL "$(cat "$state_dir/run/slurmd-node2.pid")"
 wait_for "$SCRATCH/requeue.out" ": requeued (restart 1)" 90 && pass || fail "requeue: not requeued: $(cat "$SCRATCH/requeue.out")"
 expect_status 0 "start brings node2 back under the requeued job" -- bash "$cluster" start
