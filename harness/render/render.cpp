@@ -6,6 +6,7 @@
 #include "card/yaml_document.hpp"
 #include "provenance/env_capture.hpp"
 #include "provenance/secret_scrub.hpp"
+#include "render/secret_values.hpp"
 #include "render/render_context.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -171,33 +172,6 @@ Plan without_secret_values(const Plan& plan) {
         }
     }
     return out;
-}
-
-/// The card as rendered into the run directory (and from there into the bundle's scripts/):
-/// secret-named entries of launch.env and of the communication library's env read [REDACTED].
-std::string card_without_secret_values(const WorkloadCard& card) {
-    std::vector<std::string> assignments;
-    for (const char* path : {"launch.env", "Model-executor.communication_library.env"}) {
-        const YAML::Node env = find_node(card.document().root(), path);
-        if (!env.IsMap()) {
-            continue;
-        }
-        for (const auto& entry : env) {
-            if (entry.first.IsScalar() && entry.second.IsScalar() && is_secret_name(entry.first.Scalar()) &&
-                entry.second.Scalar() != k_redacted && is_identifier(entry.first.Scalar())) {
-                assignments.push_back(fmt::format("{}.{}='{}'", path, entry.first.Scalar(), k_redacted));
-            }
-        }
-    }
-    if (assignments.empty()) {
-        return card.document().emit();
-    }
-    // Through the text, as reproduce reads the bundled card back, so both emit the same bytes.
-    YamlDocument redacted = YamlDocument::parse(card.document().emit(), card.document().display_name());
-    for (const std::string& assignment : assignments) {
-        redacted.set(assignment);
-    }
-    return redacted.emit();
 }
 
 std::vector<fs::path> sorted_files(const fs::path& dir) {
@@ -396,8 +370,14 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     }
     run.inputs.push_back(cluster.source);
     run.files.push_back({"env.sh", env_file(plan), false});
-    run.files.push_back({"card.yaml", card_without_secret_values(card), false});
-    run.files.push_back({k_marker, plan_to_json(without_secret_values(run.plan)).dump(), false});
+    // Secret-named variables are redacted by name above; their values are kept out of every
+    // other field too: replaced in the records, refused where the job would read the placeholder.
+    const SecretValues secrets(plan.env, process_environment());
+    for (const RenderedFile& file : run.files) {
+        secrets.refuse_in(file, card);
+    }
+    run.files.push_back({"card.yaml", secrets.card_record(card), false});
+    run.files.push_back({k_marker, secrets.scrubber().scrub_json(plan_to_json(without_secret_values(run.plan))).dump(), false});
     sort_by_name(template_dir, run);
     return run;
 }

@@ -39,29 +39,66 @@ int write_fully(int fd, const char* data, std::size_t size) {
     return 0;
 }
 
-void write_file_atomic(const fs::path& path, const std::string& content, bool executable) {
+AtomicFile::AtomicFile(const fs::path& path) : m_path(path) {
     const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-    std::string temp = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
-    const int fd = ::mkstemp(temp.data());
-    if (fd < 0) {
+    m_temp = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+    m_fd = ::mkstemp(m_temp.data());
+    if (m_fd < 0) {
         throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
     }
-    if (const int saved = write_fully(fd, content.data(), content.size()); saved != 0) {
-        ::close(fd);
-        ::unlink(temp.c_str());
-        throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
+}
+
+AtomicFile::~AtomicFile() {
+    if (m_fd >= 0) {
+        ::close(m_fd);
+        ::unlink(m_temp.c_str());
+    }
+}
+
+void AtomicFile::fail(int error) {
+    if (m_fd >= 0) {
+        ::close(m_fd);
+        m_fd = -1;
+    }
+    ::unlink(m_temp.c_str());
+    throw HarnessError(fmt::format("{}: cannot write: {}", m_path.string(), std::strerror(error)));
+}
+
+void AtomicFile::write(const char* data, std::size_t size) {
+    if (m_fd < 0) {
+        throw HarnessError(fmt::format("{}: written after it was committed or failed", m_path.string()));
+    }
+    if (const int saved = write_fully(m_fd, data, size); saved != 0) {
+        fail(saved);
+    }
+}
+
+void AtomicFile::commit(bool executable) {
+    if (m_fd < 0) {
+        throw HarnessError(fmt::format("{}: committed twice or after it failed", m_path.string()));
     }
     const mode_t mode = executable ? 0755 : 0644;
-    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0 || ::close(fd) != 0) {
-        const int saved = errno;
-        ::unlink(temp.c_str());
-        throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
+    if (::fchmod(m_fd, mode) != 0 || ::fsync(m_fd) != 0) {
+        fail(errno);
     }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int fd = m_fd;
+    m_fd = -1;
+    if (::close(fd) != 0) {
         const int saved = errno;
-        ::unlink(temp.c_str());
-        throw HarnessError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved)));
+        ::unlink(m_temp.c_str());
+        throw HarnessError(fmt::format("{}: cannot write: {}", m_path.string(), std::strerror(saved)));
     }
+    if (::rename(m_temp.c_str(), m_path.c_str()) != 0) {
+        const int saved = errno;
+        ::unlink(m_temp.c_str());
+        throw HarnessError(fmt::format("{}: cannot write: {}", m_path.string(), std::strerror(saved)));
+    }
+}
+
+void write_file_atomic(const fs::path& path, const std::string& content, bool executable) {
+    AtomicFile file(path);
+    file.write(content);
+    file.commit(executable);
 }
 
 fs::path absolute_path(const fs::path& path) {

@@ -14,8 +14,30 @@ std::string read_file(const fs::path& path);
 /// failed write (with errno left set), for the caller to name its file and clean up its way.
 int write_fully(int fd, const char* data, std::size_t size);
 
-/// Writes through a temporary file in the same directory and renames it into place, so a
-/// crash leaves either the old content or the new, never half of one.
+/// A file written in pieces through a temporary file in the same directory and renamed into
+/// place by commit(), so a crash or an error leaves either the old content or the new, never
+/// half of one; destroyed uncommitted, the temporary file is removed.
+class AtomicFile {
+public:
+    explicit AtomicFile(const fs::path& path);
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    void write(const char* data, std::size_t size);
+    void write(const std::string& text) { write(text.data(), text.size()); }
+    /// Syncs, sets the mode (0755 when `executable`, else 0644) and renames into place.
+    void commit(bool executable = false);
+
+private:
+    [[noreturn]] void fail(int error);
+
+    fs::path m_path;
+    std::string m_temp;
+    int m_fd = -1;
+};
+
+/// write_file_atomic: AtomicFile with the whole content at once.
 void write_file_atomic(const fs::path& path, const std::string& content, bool executable = false);
 
 /// Whether `path` is `dir` or lies under it, after resolving both (links, `..`); neither needs

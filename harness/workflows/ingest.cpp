@@ -5,8 +5,10 @@
 #include "bundle/bundle_verify.hpp"
 #include "card/card.hpp"
 #include "plan/validate.hpp"
+#include "provenance/env_capture.hpp"
 #include "provenance/provenance.hpp"
 #include "render/render.hpp"
+#include "render/secret_values.hpp"
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
 #include "trace/rank_set.hpp"
@@ -348,26 +350,11 @@ Json ingested_provenance(const Inputs& in, const WorkloadCard& card, const std::
     return out;
 }
 
-/// `source` unpacked to `target`, piece by piece.
-void gunzip(const fs::path& source, const fs::path& target) {
-    const std::unique_ptr<metrics::ByteSource> in = metrics::ByteSource::open(source);
-    std::string text;
-    std::string piece(std::size_t{1} << 20, '\0');
-    for (std::size_t got = in->read(piece.data(), piece.size()); got > 0; got = in->read(piece.data(), piece.size())) {
-        text.append(piece, 0, got);
-    }
-    write_file_atomic(target, text);
-}
-
 void copy_placed(const Placed& item, const fs::path& traces, long long world, const std::string& backend) {
     try {
-        if (item.legacy_gzip) {
-            const fs::path unpacked = traces / ("." + item.trace.name + ".unpacked");
-            gunzip(item.entry.path, unpacked);
-            normalize_trace(unpacked, traces / item.trace.name, TraceIdentity{item.trace.rank, world, backend});
-            fs::remove(unpacked);
-        } else if (item.name.kind == TraceKind::kineto && !item.name.compressed) {
-            // The legacy autograd form becomes Kineto's; a Kineto trace is copied byte for byte.
+        if (item.legacy_gzip || (item.name.kind == TraceKind::kineto && !item.name.compressed)) {
+            // The legacy autograd form becomes Kineto's (inflated as it is read, when gzip'd); a
+            // Kineto trace is copied byte for byte. Streamed either way: memory follows one event.
             normalize_trace(item.entry.path, traces / item.trace.name, TraceIdentity{item.trace.rank, world, backend});
         } else {
             fs::copy_file(item.entry.path, traces / item.trace.name);
@@ -377,11 +364,19 @@ void copy_placed(const Placed& item, const fs::path& traces, long long world, co
     }
 }
 
-void write_run_directory(const Inputs& in, const WorkloadCard& card, const RunDirectory& dir, const std::string& now) {
+/// Writes the run directory; returns how many secret values it replaced in the copied files.
+std::size_t write_run_directory(const Inputs& in, const WorkloadCard& card, const RunDirectory& dir, const std::string& now) {
     fs::create_directories(dir.rendered());
     fs::create_directories(dir.traces());
+    // An ingested run is recorded as a run is: the card's secrets by name and by value, and the
+    // values of the secret-named variables of this environment, are [REDACTED] in what it keeps.
+    Environment job_env = card.launch.env;
+    job_env.insert(job_env.end(), card.comm_env.begin(), card.comm_env.end());
+    const SecretValues secrets(job_env, process_environment());
+    const std::string card_record = secrets.card_record(card);
+    // The contributor's own text (comments kept) unless something in it had to be redacted.
     // A partial archive says so in the card every reader of the bundle sees (docs/bundle.md).
-    const std::string card_text = read_file(in.card);
+    const std::string card_text = card_record == card.document().emit() ? read_file(in.card) : card_record;
     write_file_atomic(dir.path / run_files::k_card,
                       in.ranks_present.empty() ? card_text : set_ranks_present(card_text, in.ranks_present, in.card.string()));
     const long long world = std::max(card.total_count, 1LL);
@@ -405,6 +400,7 @@ void write_run_directory(const Inputs& in, const WorkloadCard& card, const RunDi
             fs::copy_file(entry.path, dir.logs() / entry.relative);
         }
     }
+    const std::size_t redacted = secrets.scrubber().scrub_tree(dir.rendered()) + secrets.scrubber().scrub_tree(dir.logs());
     RunRecord record;
     record.run_id = dir.id;
     record.card = card.name();
@@ -416,7 +412,9 @@ void write_run_directory(const Inputs& in, const WorkloadCard& card, const RunDi
         record.traces.push_back(item.trace.name);
     }
     record.save(dir.path);
-    write_file_atomic(dir.path / run_files::k_provenance, ingested_provenance(in, card, dir.id, now).dump());
+    write_file_atomic(dir.path / run_files::k_provenance,
+                      secrets.scrubber().scrub_json(ingested_provenance(in, card, dir.id, now)).dump());
+    return redacted;
 }
 
 /// The card, checked as `validate` checks it: its errors stop the ingest.
@@ -487,7 +485,11 @@ IngestOutcome ingest_run(const IngestOptions& options, std::ostream& out) {
     undo.add(dir.path);
     fs::create_directory(dir.path);
     const std::string now = utc_now();
-    write_run_directory(in, card, dir, now);
+    const std::size_t redacted = write_run_directory(in, card, dir, now);
+    if (redacted > 0) {
+        outcome.warnings.push_back(
+            fmt::format("{} occurrence(s) of secret values in the --scripts and --logs files replaced by {}", redacted, k_redacted));
+    }
     out << fmt::format("ingested {} trace{} into {}\n", in.placed.size(), in.placed.size() == 1 ? "" : "s", dir.path.string());
 
     // 3. Packed and verified, as a run's bundle is.

@@ -163,4 +163,39 @@ assert env["ODD"] == "a\rb=", env' "$bundle_card"
 mkfifo "$SCRATCH/fifo-card.yaml"
 expect_status 2 "a FIFO card" -- timeout 10 "$CCL_HARNESS" validate "$SCRATCH/fifo-card.yaml"
 expect_output "a FIFO named" "not a regular file"
+
+# Issue 31 D1: ingest streams every trace it keeps, as metrics does, under the same 1 GiB ceiling.
+# A sparse kineto_trace_1.json (its start, then 20 GiB of holes: nothing on disk) is refused at
+# its first bad byte; a ~150 MB legacy autograd trace, gzip'd to a few MB, is converted an event
+# at a time (it took 2.6 GB for 1.4 MB of gzip before).
+ingest_dir="$SCRATCH/ingest-limits"
+mkdir -p "$ingest_dir/sparse" "$ingest_dir/legacy"
+cp "$results/$name/traces/kineto_trace_0.json" "$ingest_dir/sparse/"
+printf '{"traceEvents":[' >"$ingest_dir/sparse/kineto_trace_1.json"
+truncate -s 20G "$ingest_dir/sparse/kineto_trace_1.json"
+expect_status 2 "ingest a sparse 20 GiB trace under 1 GiB" -- capped ingest workloads/tiny-ddp/tiny-ddp.yaml "$ingest_dir/sparse" \
+    --results "$ingest_dir/results"
+expect_output "names the file and the byte" "kineto_trace_1.json: byte 16:"
+$PY - "$ingest_dir/legacy" <<'PY'
+import gzip, os, sys
+out = sys.argv[1]
+event = '{"name": "aten::mm", "ph": "X", "ts": %d, "dur": 2, "tid": 1, "pid": "CPU functions", "args": {"Input dims": [[64, 64], [64, 64]]}}'
+def legacy(rank, count):
+    parts = []
+    for step in range(3):
+        parts.append('{"name": "ProfilerStep#%d", "ph": "X", "ts": %d, "dur": %d, "tid": 1, "pid": "CPU functions", "args": {}}'
+                     % (step, step * count * 3, count * 3))
+        parts.extend(event % (step * count * 3 + i * 3) for i in range(count))
+    return "[" + ",\n".join(parts) + "]"
+open(os.path.join(out, "rank0_trace.json"), "w").write(legacy(0, 100))
+with gzip.open(os.path.join(out, "rank1_trace.json.gz"), "wt", compresslevel=6) as f:
+    f.write(legacy(1, 450000))
+PY
+legacy_bytes=$(gzip -dc "$ingest_dir/legacy/rank1_trace.json.gz" | wc -c)
+[ "$legacy_bytes" -gt 140000000 ] && pass || fail "the legacy trace is only $legacy_bytes bytes"
+expect_status 0 "ingest a ~150 MB legacy trace (gzip) under 1 GiB" -- \
+    bash -c 'ulimit -v 1048576 && TMPDIR="$1" timeout 300 "$2" ingest workloads/tiny-ddp/tiny-ddp.yaml "$3" --results "$4"' \
+    _ "$tmp" "$CCL_HARNESS" "$ingest_dir/legacy" "$ingest_dir/results"
+expect_output "converted" "kineto_trace_1.json <- rank1_trace.json.gz"
+
 finish

@@ -180,4 +180,51 @@ done
 leftovers=$(find "$SCRATCH" -maxdepth 1 -name '.*render-*' | head -3)
 [ -z "$leftovers" ] && pass || fail "staging directories left: $leftovers"
 
+
+# 8. Issue 31 D2/D3: a secret's value outside a secret-named variable. In launch.args it would be
+#    written into launch.sh: refused at the card's line, naming the variable, nothing rendered.
+#    In another card field it is [REDACTED] in card.yaml and plan.json, the card keeping its shape.
+args_card="$SCRATCH/args-card"
+mkdir -p "$args_card"
+cp "$work/tiny-ddp.yaml" "$work/train.py" "$args_card/"
+expect_status 2 "a secret value in launch.args" -- env HF_TOKEN="$hf_token" "$CCL_HARNESS" render "$args_card/tiny-ddp.yaml" \
+    --set "launch.args=[--note, $hf_token]" --out "$SCRATCH/args-render"
+expect_output "names the field and the variable" "launch.args[1]: holds the value of HF_TOKEN, a secret"
+[ ! -e "$SCRATCH/args-render" ] && pass || fail "a refused render left $SCRATCH/args-render"
+expect_status 2 "the card's own secret in launch.args, nothing exported" -- env -u HF_TOKEN "$CCL_HARNESS" run "$args_card/tiny-ddp.yaml" \
+    --set "launch.env.CARD_API_TOKEN=$card_secret" --set "launch.args=[--token=$card_secret]" --dry-run --results "$SCRATCH/args-results"
+expect_output "named after the card's variable" "launch.args[0]: holds the value of CARD_API_TOKEN, a secret"
+[ ! -e "$SCRATCH/args-results" ] && pass || fail "a refused run wrote $SCRATCH/args-results"
+expect_status 0 "a secret value in the description" -- env HF_TOKEN="$hf_token" "$CCL_HARNESS" render "$args_card/tiny-ddp.yaml" \
+    --set "description=token $hf_token here" --out "$SCRATCH/desc-render"
+no_value_in "$SCRATCH/desc-render" "render with a secret in the description" "$hf_token"
+expect_eq "the description redacted, still a string" "token [REDACTED] here" \
+    "$(/usr/bin/python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["description"])' "$SCRATCH/desc-render/card.yaml")"
+
+# 9. ingest keeps what a run keeps: the card's launch.env secret [REDACTED] by name, and the
+#    values of the card's and this environment's secrets out of --scripts and --logs.
+job="$SCRATCH/ingest-job"
+mkdir -p "$job/traces" "$job/scripts" "$job/logs"
+cp tests/fixtures/real_traces/hta_sampled_nccl2/rank0_trace.json.gz "$job/traces/kineto_trace_0.json.gz"
+cp tests/fixtures/real_traces/hta_sampled_nccl2/rank1_trace.json.gz "$job/traces/kineto_trace_1.json.gz"
+/usr/bin/python3 - "$work/tiny-ddp.yaml" "$job/card.yaml" "$card_secret" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+assert "\nlaunch:\n" in text
+open(sys.argv[2], "w").write(text.replace("\nlaunch:\n", f"\nlaunch:\n  env:\n    CARD_API_TOKEN: {sys.argv[3]}\n", 1))
+PY
+printf 'export HF_TOKEN=%s\ntorchrun train.py --key %s\n' "$hf_token" "$card_secret" >"$job/scripts/run.sh"
+printf 'rank 0: token %s\nrank 0: card %s\n' "$hf_token" "$card_secret" >"$job/logs/job.log"
+expect_status 0 "ingest with secrets in the card, the scripts and the logs" -- env HF_TOKEN="$hf_token" \
+    "$CCL_HARNESS" ingest "$job/card.yaml" "$job/traces" --scripts "$job/scripts" --logs "$job/logs" --results "$SCRATCH/ingested"
+expect_output "says what it replaced" "occurrence(s) of secret values in the --scripts and --logs files replaced by [REDACTED]"
+no_value_in "$SCRATCH/ingested" "the ingested run directory and bundle" "$hf_token" "$card_secret"
+bundle=$(ls "$SCRATCH"/ingested/*.tar.zst)
+unpacked="$SCRATCH/ingested-unpacked"
+mkdir -p "$unpacked"
+tar --zstd -xf "$bundle" -C "$unpacked"
+no_value_in "$unpacked" "the ingested bundle's files" "$hf_token" "$card_secret"
+grep -rqF "CARD_API_TOKEN: \"[REDACTED]\"" "$unpacked" && pass || fail "the bundle's card keeps the variable's name, value [REDACTED]"
+expect_status 0 "the ingested bundle verifies" -- "$CCL_HARNESS" verify "$bundle"
+
 finish

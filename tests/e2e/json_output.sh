@@ -1,7 +1,8 @@
 #!/bin/bash
 # --json and -q on the commands that report (run, render, sweep, reproduce): exactly one JSON
 # document on stdout, progress and rank output on stderr (or nowhere with -q), the same facts as
-# on disk; a failed run still reports its JSON; bad input prints nothing on stdout.
+# on disk; a failed run still reports its JSON; bad input answers {"error", "exit"} on stdout
+# (issue 31 D12), every command with --json.
 source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 card=workloads/tiny-ddp/tiny-ddp.yaml
@@ -152,25 +153,42 @@ expect_true "reproduce JSON" "$SCRATCH/repro.out" \
     'j["valid"] and j["scripts"]["identical"] and j["dry_run"] and j["run"] is None and j["target"] == "local" and j["error"] is None'
 grep -qF "files identical to the bundle's" "$SCRATCH/repro.err" && pass || fail "reproduce progress not on stderr"
 
-# 9. Bad input: exit 2, one error on stderr, nothing on stdout.
+# 9. Bad input: exit 2, one error on stderr, and with --json one document on stdout that says it:
+#    {"error": <the message>, "exit": 2}, so a script reading stdout never gets an empty stream.
 bad() { # bad NAME COMMAND...
     local what=$1
     shift
     run_cmd bad "$@"
     name=bad
     expect_code 2 "$what"
-    [ ! -s "$SCRATCH/bad.out" ] && pass || fail "$what: stdout not empty:"$'\n'"$(cat "$SCRATCH/bad.out")"
+    expect_true "$what: one document with the error and the exit status" "$SCRATCH/bad.out" \
+        'j["exit"] == 2 and isinstance(j["error"], str) and len(j["error"]) > 0'
     grep -q "^ccl-harness: error: \|: error: " "$SCRATCH/bad.err" && pass || fail "$what: no error on stderr"
 }
 bad "run: missing card" "$CCL_HARNESS" run "$SCRATCH/nope.yaml" --json --results "$results"
 bad "run: card that cannot run" "$CCL_HARNESS" run $card --set launch.steps=6 --json --results "$results"
 bad "render: missing card" "$CCL_HARNESS" render "$SCRATCH/nope.yaml" --json --out "$SCRATCH/render-bad"
 bad "sweep: missing card" "$CCL_HARNESS" sweep "$SCRATCH/nope.yaml" --vary launch.steps=10 --json --results "$results"
-bad "reproduce: missing bundle" "$CCL_HARNESS" reproduce "$SCRATCH/nope.tar.zst" --json
-run_cmd bad "$CCL_HARNESS" run $card --json --no-such-option
+bad "submit: missing bundle" "$CCL_HARNESS" submit "$SCRATCH/nope.tar.zst" --to http://127.0.0.1:9 --json
+bad "metrics: missing trace" "$CCL_HARNESS" metrics "$SCRATCH/nope" --json
+bad "compare: one run" "$CCL_HARNESS" compare "$SCRATCH/nope.tar.zst" --json
+bad "pack: not a run directory" "$CCL_HARNESS" pack "$SCRATCH" --json
+bad "explain: missing card" "$CCL_HARNESS" explain "$SCRATCH/nope.yaml" --json
+bad "adopt: missing script" "$CCL_HARNESS" adopt "$card" "$SCRATCH/nope.sh" --json
+bad "status: not a results directory" "$CCL_HARNESS" status "$SCRATCH/nope" --json
+# validate, verify and reproduce answer with their own document, which says what failed.
+run_cmd bad "$CCL_HARNESS" reproduce "$SCRATCH/nope.tar.zst" --json
 name=bad
-expect_code 2 "run: unknown option"
-[ ! -s "$SCRATCH/bad.out" ] && pass || fail "unknown option: stdout not empty"
+expect_code 2 "reproduce: missing bundle"
+expect_true "reproduce: its own document" "$SCRATCH/bad.out" 'j["error"] is not None'
+bad "run: unknown option" "$CCL_HARNESS" run $card --json --no-such-option
+expect_true "the usage error is the document's" "$SCRATCH/bad.out" '"--no-such-option" in j["error"]'
+bad "validate: unknown option" "$CCL_HARNESS" validate $card --json --no-such-option
+# --help is no failure: help text, exit 0, no document.
+run_cmd help "$CCL_HARNESS" render --json --help
+name=help
+expect_code 0 "render --json --help"
+grep -q "^Usage:\|^usage:\|--json" "$SCRATCH/help.out" && pass || fail "render --json --help printed no help"
 [ ! -e "$SCRATCH/render-bad" ] && pass || fail "a refused render wrote files"
 
 finish
