@@ -1,7 +1,9 @@
 #include "run/executor.hpp"
 #include "run/slurm_client.hpp"
 #include "run/slurm_job_end.hpp"
+#include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -109,7 +111,11 @@ SlurmFollowEvents follow_events(ExecutionContext& context, const SlurmClient& sl
             last_line = line;
         }
     };
-    events.cancelling = [&context, job] { context.out << fmt::format("\ninterrupted: cancelling job {}\n", job); };
+    events.cancelling = [&context, job] {
+        context.out << fmt::format("\ninterrupted: cancelling job {}\nwaiting up to {:.0f} s for job {} to end after scancel "
+                                   "(Ctrl-C again to stop waiting)\n",
+                                   job, k_cancel_wait_seconds, job);
+    };
     return events;
 }
 
@@ -146,10 +152,30 @@ void execute_slurm(ExecutionContext& context) {
     follow_slurm_run(context, job);
 }
 
+void record_cancel_pending(RunRecord& record, const std::string& job, const std::string& why, const fs::path& run_dir) {
+    record.reason = why;
+    record.scheduler["cancel_pending"] = job;
+    record.detached_job = job;
+    // Nobody follows it now: `status` shows it open, and `attach` may take it without --force.
+    record.harness_pid = 0;
+    record.harness_start_time = 0;
+    record.harness_host.clear();
+    record.save(run_dir);
+}
+
 bool follow_slurm_run(ExecutionContext& context, const std::string& job) {
     RunRecord& record = context.record;
     SystemProcessRunner runner;
     const SlurmClient slurm(runner, context.cluster);
+    if (const Json* pending = record.scheduler.find("cancel_pending"); pending != nullptr && pending->is_string()) {
+        // The person who ran it asked to stop it: that still holds.
+        context.out << fmt::format("job {}: its cancel was pending; sending scancel again\n", job);
+        slurm.cancel(job);
+        Json::Object scheduler = record.scheduler.as_object();
+        scheduler.erase("cancel_pending");
+        record.scheduler = Json(std::move(scheduler));
+        record.save(context.dir.path);
+    }
     // A dropped SSH session must not leave run.json stale: the job goes on, the record says so.
     install_detach_handler(); // attach comes here without execute_slurm
     std::string last_line;
@@ -160,6 +186,12 @@ bool follow_slurm_run(ExecutionContext& context, const std::string& job) {
                                                   follow_events(context, slurm, job, last_line));
     if (context.interactive) {
         context.out << "\n";
+    }
+    if (outcome.cancel_pending) {
+        record_cancel_pending(record, job, outcome.reason, context.dir.path);
+        throw HarnessError(fmt::format("{}; run.json keeps job {} open: `ccl-harness attach {}` finishes the record", outcome.reason,
+                                       job, shell_quote(context.dir.path.string())),
+                           k_exit_interrupted);
     }
     if (outcome.detached) {
         // No harness follows the run now: `status` shows its state, not a dead harness, until

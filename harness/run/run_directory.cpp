@@ -104,6 +104,30 @@ std::string make_run_id(const RenderedRun& run, const std::string& label) {
     return fmt::format("{}-{}-{}", name, stamp, hash);
 }
 
+void refuse_linked_entries(const fs::path& run_dir) {
+    const auto refuse_link = [&](const fs::path& entry, const std::string& shown) {
+        std::error_code ec;
+        const fs::file_status status = fs::symlink_status(entry, ec);
+        if (fs::is_symlink(status)) {
+            throw input_error(fmt::format("{}: {} is a symbolic link; a run directory's {} must be its own", run_dir.string(), shown,
+                                          shown.back() == '/' ? "folders" : "files"));
+        }
+        return fs::is_directory(status);
+    };
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        const bool folder = entry.is_directory(ec) || (entry.is_symlink(ec) && fs::is_directory(entry.path(), ec));
+        refuse_link(entry.path(), folder ? name + "/" : name);
+    }
+    if (ec) {
+        throw input_error(fmt::format("{}: cannot list: {}", run_dir.string(), ec.message()));
+    }
+    for (const char* folder : {run_files::k_logs, run_files::k_traces, "probe"}) {
+        refuse_link(run_dir / run_files::k_rendered / folder, fmt::format("{}/{}/", run_files::k_rendered, folder));
+    }
+}
+
 RunDirectory create_run_directory(const fs::path& results_as_given, const RenderedRun& run, const std::string& label) {
     // Ranks, srun and sbatch start in other directories: a relative path would name nothing there.
     const fs::path results = absolute_path(results_as_given);

@@ -16,9 +16,10 @@ inline constexpr const char* k_plan = "plan.json";  ///< plan_to_json
 inline constexpr const char* k_card = "card.yaml";  ///< the effective card
 inline constexpr const char* k_provenance = "provenance.json";
 inline constexpr const char* k_metrics = "metrics.json";
-inline constexpr const char* k_rendered = "rendered"; ///< directory: what was rendered
-inline constexpr const char* k_logs = "logs";         ///< directory
-inline constexpr const char* k_traces = "traces";     ///< directory
+inline constexpr const char* k_rendered = "rendered";     ///< directory: what was rendered
+inline constexpr const char* k_logs = "logs";             ///< directory
+inline constexpr const char* k_traces = "traces";         ///< directory
+inline constexpr const char* k_accounting = "accounting"; ///< directory: a Slurm job's accounting
 } // namespace run_files
 
 struct RunDirectory {
@@ -30,6 +31,14 @@ struct RunDirectory {
     fs::path traces() const { return path / run_files::k_traces; }
     fs::path record() const { return path / run_files::k_record; }
 };
+
+/// Refuses (input error, exit 2) a run directory that holds a symbolic link where the harness
+/// reads or writes: any entry at its top (logs/, traces/, accounting/, run.json...) and the
+/// folders of rendered/ that a finished job leaves (logs/, traces/, probe/). A run directory
+/// handed to `attach` is input: its folders must be its own, or the harness would move logs,
+/// copy traces and write accounting wherever they point. Says "traces/ is a symbolic link; a
+/// run directory's folders must be its own".
+void refuse_linked_entries(const fs::path& run_dir);
 
 /// The longest label run_id_label makes, and the longest piece one override contributes.
 constexpr std::size_t k_max_run_label_bytes = 48;

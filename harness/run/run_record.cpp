@@ -1,15 +1,27 @@
 #include "run/run_record.hpp"
 
+#include "card/cluster.hpp"
+#include "provenance/provenance.hpp"
 #include "run/run_directory.hpp"
+#include "run/slurm_client.hpp"
 #include "util/error.hpp"
+#include "util/fd.hpp"
 #include "util/process.hpp"
 #include "util/quote.hpp"
+#include "util/safe_name.hpp"
 #include "util/version.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <ctime>
-#include <limits>
-#include <unistd.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace harness {
 
@@ -118,22 +130,57 @@ void RunRecord::save(const fs::path& run_dir) const {
 
 namespace {
 
+// Bounds on what a record holds (far past what a harness writes): a name is a path or less, a
+// free text (a reason quoting log lines, an override) a few kilobytes, a list a few entries.
+constexpr std::size_t k_max_name_bytes = 4096;
+constexpr std::size_t k_max_text_bytes = std::size_t{1} << 20;
+constexpr std::size_t k_max_list_entries = 100000;
+constexpr std::size_t k_max_job_ids = 1024;
+
 [[noreturn]] void bad_field(const std::string& field, const std::string& what) {
     throw input_error(fmt::format("{}: {}: {}", run_files::k_record, field, what));
 }
 
-std::string string_field(const Json& json, const std::string& key) {
+/// A value as an error quotes it: escaped, and cut where it is long.
+std::string shown(const std::string& value) {
+    constexpr std::size_t k_shown = 48;
+    return json_string(value.size() > k_shown ? value.substr(0, k_shown) + "..." : value);
+}
+
+enum class Text {
+    name, ///< printed and handed to tools: no control character at all
+    free, ///< a message: lines and tabs, no other control character
+};
+
+void check_text(const std::string& field, const std::string& value, Text kind) {
+    const std::size_t bound = kind == Text::name ? k_max_name_bytes : k_max_text_bytes;
+    if (value.size() > bound) {
+        bad_field(field, fmt::format("{} bytes, more than {}", value.size(), bound));
+    }
+    for (const char c : value) {
+        const auto byte = static_cast<unsigned char>(c);
+        if ((byte < 0x20 || byte == 0x7f) && (kind == Text::name || (c != '\n' && c != '\t'))) {
+            bad_field(field, fmt::format("control character in {}", shown(value)));
+        }
+    }
+}
+
+std::string string_field(const Json& json, const std::string& key, const std::string& where, Text kind = Text::name) {
     const Json* value = json.find(key);
     if (value == nullptr || value->is_null()) {
         return {};
     }
     if (!value->is_string()) {
-        bad_field(key, "expected a string");
+        bad_field(where, "expected a string");
     }
+    check_text(where, value->as_string(), kind);
     return value->as_string();
 }
 
-std::vector<std::string> string_list(const Json& json, const std::string& key) {
+std::string string_field(const Json& json, const std::string& key) { return string_field(json, key, key); }
+
+std::vector<std::string> string_list(const Json& json, const std::string& key, Text kind = Text::name,
+                                     std::size_t max_entries = k_max_list_entries) {
     std::vector<std::string> out;
     const Json* value = json.find(key);
     if (value == nullptr || value->is_null()) {
@@ -142,22 +189,30 @@ std::vector<std::string> string_list(const Json& json, const std::string& key) {
     if (!value->is_array()) {
         bad_field(key, "expected an array of strings");
     }
+    if (value->as_array().size() > max_entries) {
+        bad_field(key, fmt::format("{} entries, more than {}", value->as_array().size(), max_entries));
+    }
     for (const Json& item : value->as_array()) {
         if (!item.is_string()) {
             bad_field(key, "expected an array of strings");
         }
+        check_text(fmt::format("{}[{}]", key, out.size()), item.as_string(), kind);
         out.push_back(item.as_string());
     }
     return out;
 }
 
-long long int_field(const Json& json, const std::string& key, const std::string& where) {
+long long int_field(const Json& json, const std::string& key, const std::string& where, long long low = 0,
+                    long long high = std::numeric_limits<int>::max()) {
     const Json* value = json.find(key);
     if (value == nullptr || value->is_null()) {
         return 0;
     }
     if (!value->is_int()) {
         bad_field(where, "expected an integer");
+    }
+    if (value->as_int() < low || value->as_int() > high) {
+        bad_field(where, fmt::format("{} is outside {}..{}", value->as_int(), low, high));
     }
     return value->as_int();
 }
@@ -172,80 +227,220 @@ std::optional<RunState> parse_state(const std::string& name) {
     return std::nullopt;
 }
 
+RunState state_field(const std::string& field, const std::string& name) {
+    const std::optional<RunState> known = parse_state(name);
+    if (!known) {
+        bad_field(field, fmt::format("unknown state {}", shown(name)));
+    }
+    return *known;
+}
+
+/// utc_now's shape, each part in its range: 2026-11-23T02:18:39Z.
+bool is_utc_time(const std::string& text) {
+    static constexpr const char* k_shape = "dddd-dd-ddTdd:dd:ddZ";
+    if (text.size() != std::char_traits<char>::length(k_shape)) {
+        return false;
+    }
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const bool digit = std::isdigit(static_cast<unsigned char>(text[i])) != 0;
+        if (k_shape[i] == 'd' ? !digit : text[i] != k_shape[i]) {
+            return false;
+        }
+    }
+    const auto part = [&](std::size_t at) { return std::stoi(text.substr(at, 2)); };
+    return part(5) >= 1 && part(5) <= 12 && part(8) >= 1 && part(8) <= 31 && part(11) <= 23 && part(14) <= 59 && part(17) <= 60;
+}
+
+/// A path the record names inside the run directory (a trace under traces/, a rank's log).
+void check_relative(const std::string& field, const std::string& value) {
+    if (const std::string problem = relative_name_problem(value); !problem.empty()) {
+        bad_field(field, fmt::format("{}: {}", shown(value), problem));
+    }
+}
+
+/// Job ids reach Slurm's tools (scancel on Ctrl-C) and a TPU name gcloud: each must be one.
+void check_job_id(const std::string& field, const std::string& id, bool tpu) {
+    const std::string problem = tpu ? tpu_name_problem(id) : slurm_job_id_problem(id);
+    if (!problem.empty()) {
+        bad_field(field, fmt::format("{}: {}", shown(id), problem));
+    }
+}
+
 } // namespace
+
+std::string tpu_name_problem(const std::string& name) {
+    constexpr std::size_t k_max_tpu_name_bytes = 63;
+    if (name.empty() || name.size() > k_max_tpu_name_bytes) {
+        return fmt::format("a TPU name is 1 to {} characters", k_max_tpu_name_bytes);
+    }
+    const bool allowed = std::all_of(name.begin(), name.end(),
+                                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+    if (!allowed || name.front() == '-') {
+        return "not a TPU name (lowercase letters, digits and hyphens, not starting with a hyphen)";
+    }
+    return "";
+}
 
 RunRecord RunRecord::from_json(const Json& json) {
     if (!json.is_object()) {
         throw input_error(fmt::format("{}: not a JSON object", run_files::k_record));
     }
+    if (const Json* format = json.find("format");
+        format != nullptr && !format->is_null() && (!format->is_int() || format->as_int() != 1)) {
+        bad_field("format", "this harness reads format 1");
+    }
+    string_field(json, "harness_version");
     RunRecord record;
     record.run_id = string_field(json, "run_id");
+    if (const std::string problem = file_name_problem(record.run_id); !record.run_id.empty() && !problem.empty()) {
+        bad_field("run_id", fmt::format("{}: {}", shown(record.run_id), problem));
+    }
     record.card = string_field(json, "card");
+    if (const std::string problem = file_name_problem(record.card); !record.card.empty() && !problem.empty()) {
+        bad_field("card", fmt::format("{}: {}", shown(record.card), problem));
+    }
     record.target = string_field(json, "target");
+    if (is_profile_path(record.target)) {
+        // attach re-plans the run with the profile run.json names: one of the user's, by name.
+        bad_field("target", fmt::format("{}: a cluster profile's name, not a file (a run directory does not choose the profile)",
+                                        shown(record.target)));
+    }
     record.executor = string_field(json, "executor");
+    if (!record.executor.empty() && !parse_scheduler(record.executor) && record.executor != k_executor_ingested) {
+        bad_field("executor", fmt::format("unknown executor {}", shown(record.executor)));
+    }
+    const bool tpu = !record.executor.empty() && is_tpu(*parse_scheduler(record.executor));
     const std::string state = string_field(json, "state");
     if (!state.empty()) {
-        const std::optional<RunState> known = parse_state(state);
-        if (!known) {
-            bad_field("state", fmt::format("unknown state {}", json_string(state)));
-        }
-        record.state = *known;
+        record.state = state_field("state", state);
     }
-    record.reason = string_field(json, "reason");
-    record.job_ids = string_list(json, "job_ids");
-    record.overrides = string_list(json, "overrides");
+    record.reason = string_field(json, "reason", "reason", Text::free);
+    record.job_ids = string_list(json, "job_ids", Text::name, k_max_job_ids);
+    for (std::size_t i = 0; i < record.job_ids.size(); ++i) {
+        check_job_id(fmt::format("job_ids[{}]", i), record.job_ids[i], tpu);
+    }
+    record.overrides = string_list(json, "overrides", Text::free);
     if (const Json* transitions = json.find("transitions"); transitions != nullptr && !transitions->is_null()) {
         if (!transitions->is_array()) {
             bad_field("transitions", "expected an array");
         }
+        if (transitions->as_array().size() > k_max_list_entries) {
+            bad_field("transitions", fmt::format("more than {} entries", k_max_list_entries));
+        }
         for (const Json& item : transitions->as_array()) {
+            const std::string where = fmt::format("transitions[{}]", record.transitions.size());
             if (!item.is_object()) {
                 bad_field("transitions", "expected objects with state and time");
             }
-            record.transitions.emplace_back(string_field(item, "state"), string_field(item, "time"));
+            const std::string name = string_field(item, "state", where + ".state");
+            state_field(where + ".state", name);
+            const std::string time = string_field(item, "time", where + ".time");
+            if (!is_utc_time(time)) {
+                bad_field(where + ".time", fmt::format("{} is not a UTC time (2026-11-23T02:18:39Z)", shown(time)));
+            }
+            record.transitions.emplace_back(name, time);
         }
     }
     if (const Json* ranks = json.find("ranks"); ranks != nullptr && !ranks->is_null()) {
         if (!ranks->is_array()) {
             bad_field("ranks", "expected an array");
         }
+        if (ranks->as_array().size() > k_max_list_entries) {
+            bad_field("ranks", fmt::format("more than {} entries", k_max_list_entries));
+        }
         for (const Json& item : ranks->as_array()) {
+            const std::string where = fmt::format("ranks[{}]", record.ranks.size());
             if (!item.is_object()) {
                 bad_field("ranks", "expected objects");
             }
             RankOutcome rank;
-            rank.rank = static_cast<int>(int_field(item, "rank", "ranks.rank"));
+            rank.rank = static_cast<int>(int_field(item, "rank", where + ".rank"));
             if (const Json* code = item.find("exit_code"); code != nullptr && !code->is_null()) {
-                rank.exit_code = static_cast<int>(int_field(item, "exit_code", "ranks.exit_code"));
+                rank.exit_code = static_cast<int>(int_field(item, "exit_code", where + ".exit_code", std::numeric_limits<int>::min(),
+                                                            std::numeric_limits<int>::max()));
             }
-            rank.signal = static_cast<int>(int_field(item, "signal", "ranks.signal"));
-            rank.log = string_field(item, "log");
-            if (const Json* seconds = item.find("seconds"); seconds != nullptr && seconds->is_number()) {
+            rank.signal = static_cast<int>(int_field(item, "signal", where + ".signal", 0, 128));
+            rank.log = string_field(item, "log", where + ".log");
+            if (!rank.log.empty()) {
+                check_relative(where + ".log", rank.log);
+            }
+            if (const Json* seconds = item.find("seconds"); seconds != nullptr && !seconds->is_null()) {
+                if (!seconds->is_number() || !std::isfinite(seconds->as_double()) || seconds->as_double() < 0) {
+                    bad_field(where + ".seconds", "expected a number of seconds");
+                }
                 rank.seconds = seconds->as_double();
             }
             record.ranks.push_back(std::move(rank));
         }
     }
     record.traces = string_list(json, "traces");
-    if (const Json* scheduler = json.find("scheduler"); scheduler != nullptr && scheduler->is_object()) {
+    for (std::size_t i = 0; i < record.traces.size(); ++i) {
+        check_relative(fmt::format("traces[{}]", i), record.traces[i]);
+    }
+    if (const Json* scheduler = json.find("scheduler"); scheduler != nullptr && !scheduler->is_null()) {
+        if (!scheduler->is_object()) {
+            bad_field("scheduler", "expected an object");
+        }
+        // The ids in it that a later step hands to Slurm again.
+        for (const char* key : {"array_task", "cancel_pending"}) {
+            const std::string id = string_field(*scheduler, key, fmt::format("scheduler.{}", key));
+            if (!id.empty()) {
+                check_job_id(fmt::format("scheduler.{}", key), id, false);
+            }
+        }
         record.scheduler = *scheduler;
     }
-    if (const Json* harness = json.find("harness"); harness != nullptr && harness->is_object()) {
+    if (const Json* harness = json.find("harness"); harness != nullptr && !harness->is_null()) {
+        if (!harness->is_object()) {
+            bad_field("harness", "expected an object with pid, start_time and host");
+        }
         record.harness_pid = static_cast<int>(int_field(*harness, "pid", "harness.pid"));
-        record.harness_start_time = static_cast<unsigned long long>(int_field(*harness, "start_time", "harness.start_time"));
-        record.harness_host = string_field(*harness, "host");
+        record.harness_start_time = static_cast<unsigned long long>(
+            int_field(*harness, "start_time", "harness.start_time", 0, std::numeric_limits<long long>::max()));
+        record.harness_host = string_field(*harness, "host", "harness.host");
     }
     record.detached_job = string_field(json, "detached_job");
+    if (!record.detached_job.empty()) {
+        check_job_id("detached_job", record.detached_job, false);
+    }
     return record;
 }
 
 RunRecord RunRecord::load(const fs::path& run_dir) {
     const fs::path file = run_dir / run_files::k_record;
+    // Opened without following a link and checked on the open descriptor: a link, a FIFO or a
+    // device named run.json is refused, never followed or waited on.
+    const Fd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.get() < 0) {
+        throw input_error(
+            fmt::format("{}: {}", run_files::k_record,
+                        errno == ELOOP ? "a symbolic link; a run directory's record must be its own" : std::strerror(errno)));
+    }
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
+        throw input_error(fmt::format("{}: not a regular file", run_files::k_record));
+    }
+    if (static_cast<std::uintmax_t>(info.st_size) > k_max_record_bytes) {
+        throw input_error(fmt::format("{}: {} bytes, more than a record holds ({} MiB)", run_files::k_record, info.st_size,
+                                      k_max_record_bytes >> 20));
+    }
     std::string text;
-    try {
-        text = read_file(file);
-    } catch (const std::exception& error) {
-        throw input_error(fmt::format("{}: {}", run_files::k_record, error.what()));
+    char buffer[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            throw input_error(fmt::format("{}: {}", run_files::k_record, std::strerror(errno)));
+        }
+        if (n == 0) {
+            break;
+        }
+        if (text.size() + static_cast<std::size_t>(n) > k_max_record_bytes) {
+            throw input_error(fmt::format("{}: more than a record holds ({} MiB)", run_files::k_record, k_max_record_bytes >> 20));
+        }
+        text.append(buffer, static_cast<std::size_t>(n));
     }
     Json json;
     try {

@@ -62,9 +62,13 @@ struct RunRecord {
     void save(const fs::path& run_dir) const;
     Json to_json() const;
 
-    /// Reads `<run_dir>/run.json`, the one reader of what save writes. Throws an input error
-    /// starting "run.json: " (unreadable, not JSON, not an object, a field of the wrong type,
-    /// an unknown state); absent fields keep their defaults, as an older harness wrote fewer.
+    /// Reads `<run_dir>/run.json`, the one reader of what save writes. A run directory is input
+    /// (from shared scratch, a colleague): every field is checked as its declared type before
+    /// anything acts on it. Throws an input error starting "run.json: FIELD: " (a link, not a
+    /// regular file, past k_max_record_bytes, not JSON, a field of the wrong type, an unknown
+    /// state or executor, a job id that is not a Slurm job id or TPU name, a time that does not
+    /// parse, a name that is no safe relative path, control characters in a name, a string past
+    /// its bound); absent fields keep their defaults, as an older harness wrote fewer.
     static RunRecord load(const fs::path& run_dir);
     /// The record in `json` (to_json's shape); throws as load does, without the file's errors.
     static RunRecord from_json(const Json& json);
@@ -77,5 +81,14 @@ bool recorded_harness_gone(const Json& record);
 
 /// ISO-8601 UTC, seconds precision: 2026-11-23T02:18:39Z.
 std::string utc_now();
+
+/// The largest run.json read back: a record is kilobytes (a reason quotes at most a few log
+/// lines); past this a file is not one.
+constexpr std::size_t k_max_record_bytes = std::size_t{16} << 20;
+
+/// Why `name` is not a Cloud TPU name as the harness writes one into a TPU run's job_ids
+/// (plan/plan_launch.cpp: lowercase letters, digits and hyphens, at most 63, never starting with
+/// a hyphen, so never an option to gcloud), or "".
+std::string tpu_name_problem(const std::string& name);
 
 } // namespace harness

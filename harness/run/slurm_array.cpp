@@ -181,6 +181,10 @@ SlurmSubmission SlurmArrayClient::submit(const fs::path& script, const fs::path&
 }
 
 ArrayView SlurmArrayClient::query(const std::string& array_id) const {
+    if (const std::string problem = slurm_job_id_problem(array_id); !problem.empty()) {
+        throw input_error(fmt::format("job array id {}: {}; not passed to Slurm",
+                                      json_string(array_id.substr(0, k_max_slurm_job_id_bytes)), problem));
+    }
     const ExitStatus status = m_runner.run(Command{{"scontrol", "show", "job", "-o", array_id}, m_env, {}});
     if (!status.ok()) {
         ArrayView view;
@@ -233,6 +237,8 @@ std::map<std::size_t, SlurmOutcome> follow_slurm_arrays(const SlurmArrayClient& 
     static const std::set<std::string> k_has_run = {"RUNNING", "COMPLETING",    "COMPLETED", "FAILED",
                                                     "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"};
     bool cancel_sent = false;
+    double cancel_sent_at = 0;
+    int signals_at_cancel = 0;
     // A plain value, not std::optional: GCC's -Wmaybe-uninitialized misreads the optional here.
     bool unreachable = false;
     double unreachable_since = 0;
@@ -244,7 +250,21 @@ std::map<std::size_t, SlurmOutcome> follow_slurm_arrays(const SlurmArrayClient& 
                 client.cancel(array.array_id);
             }
             cancel_sent = true;
+            cancel_sent_at = waiter.now();
+            signals_at_cancel = waiter.interrupt_count();
             interval = 1.0;
+        } else if (cancel_sent &&
+                   (waiter.interrupt_count() > signals_at_cancel || waiter.now() - cancel_sent_at > k_cancel_wait_seconds)) {
+            // As for one job (follow_slurm_job): the wait after scancel is bounded and a second
+            // Ctrl-C or SIGTERM ends it. The tasks' runs stay open, their job ids kept, for attach.
+            std::vector<std::string> pending;
+            for (const auto& [index, memory] : remaining) {
+                pending.push_back(task_name(memory.array_id, index));
+            }
+            throw HarnessError(fmt::format("interrupted; scancel sent, but job(s) {} had not ended when the harness stopped "
+                                           "waiting: cancel pending; `ccl-harness attach RUN_DIR` finishes each run",
+                                           join(pending, ", ")),
+                               k_exit_interrupted);
         }
         for (const auto& array : followed) {
             const ArrayView view = arrays.query(array.array_id);

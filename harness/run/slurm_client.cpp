@@ -1,7 +1,9 @@
 #include "run/slurm_client.hpp"
 
 #include "card/user_defaults.hpp"
+#include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -56,7 +58,30 @@ std::vector<std::string> words(const std::string& text) {
 
 bool has_reason(const std::string& reason) { return !reason.empty() && reason != "None"; }
 
+/// A job id checked before it reaches a Slurm tool, so that the tool sees one job and never an
+/// option: run.json's reader refused the record already; this refuses what else gets here.
+const std::string& checked_job(const std::string& job) {
+    if (const std::string problem = slurm_job_id_problem(job); !problem.empty()) {
+        const std::string shown = job.size() > k_max_slurm_job_id_bytes ? job.substr(0, k_max_slurm_job_id_bytes) + "..." : job;
+        throw input_error(fmt::format("job id {}: {}; not passed to Slurm", json_string(shown), problem));
+    }
+    return job;
+}
+
 } // namespace
+
+std::string slurm_job_id_problem(const std::string& id) {
+    if (id.size() > k_max_slurm_job_id_bytes) {
+        return fmt::format("{} bytes, longer than a Slurm job id ({} at most)", id.size(), k_max_slurm_job_id_bytes);
+    }
+    // A job id is a 32-bit number: at most 10 digits, as is an array index or a het offset.
+    const auto number = [](const std::string& text) { return !text.empty() && text.size() <= 10 && all_digits(text); };
+    const std::size_t separator = id.find_first_of("_+");
+    if (!number(id.substr(0, separator)) || (separator != std::string::npos && !number(id.substr(separator + 1)))) {
+        return "not a Slurm job id (digits, then _INDEX for an array task or +OFFSET for a heterogeneous job's component)";
+    }
+    return "";
+}
 
 std::map<std::string, std::string> parse_scontrol_job(const std::string& output) {
     std::map<std::string, std::string> fields;
@@ -128,7 +153,7 @@ SlurmSubmission SlurmClient::submit(const fs::path& script, const fs::path& cwd,
 
 SlurmJob SlurmClient::query(const std::string& job) const {
     SlurmJob out;
-    const ExitStatus status = run({"scontrol", "show", "job", "-o", job});
+    const ExitStatus status = run({"scontrol", "show", "job", "-o", checked_job(job)});
     out.raw = status.output;
     if (!status.ok()) {
         // "Invalid job id" means the record aged out: the job is over, ask the completion log.
@@ -154,16 +179,17 @@ SlurmJob SlurmClient::query(const std::string& job) const {
     return out;
 }
 
-void SlurmClient::cancel(const std::string& job) const { run({"scancel", job}); }
+// "--" ends scancel's options (getopt_long): whatever follows is a job id, never an option.
+void SlurmClient::cancel(const std::string& job) const { run({"scancel", "--", checked_job(job)}); }
 
 std::string SlurmClient::completed_state(const std::string& job) const {
-    const ExitStatus sacct = run({"sacct", "-c", "-j", job, "--parsable2", "--noheader", "--format=State"});
+    const ExitStatus sacct = run({"sacct", "-c", "-j", checked_job(job), "--parsable2", "--noheader", "--format=State"});
     return trim(split(trim(sacct.output), '\n').front());
 }
 
 SlurmAccounting SlurmClient::accounting(const std::string& job) const {
     SlurmAccounting out;
-    out.scontrol = run({"scontrol", "show", "job", job}).output;
+    out.scontrol = run({"scontrol", "show", "job", checked_job(job)}).output;
     // Without slurmdbd plain sacct is disabled; -c reads the job completion file instead.
     ExitStatus sacct = run(
         {"sacct", "-j", job, "--parsable2", "--format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES"});
@@ -313,13 +339,18 @@ std::optional<RunState> slurm_final_state(const std::string& state) {
 double SystemSlurmWaiter::now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void SystemSlurmWaiter::sleep(double seconds, bool wake_on_interrupt) {
-    // Short slices so Ctrl-C is acted on at once.
-    for (double slept = 0; slept < seconds && (!wake_on_interrupt || (interrupt_signal() == 0 && !detach_requested())); slept += 0.1) {
+    // Short slices so Ctrl-C is acted on at once; a new one always wakes (it ends a cancel's wait).
+    const int signals = interrupt_count();
+    for (double slept = 0;
+         slept < seconds && interrupt_count() == signals && (!wake_on_interrupt || (interrupt_signal() == 0 && !detach_requested()));
+         slept += 0.1) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
 }
 
 bool SystemSlurmWaiter::interrupted() { return interrupt_signal() != 0; }
+
+int SystemSlurmWaiter::interrupt_count() { return harness::interrupt_count(); }
 
 bool SystemSlurmWaiter::detached() { return detach_requested(); }
 
@@ -337,6 +368,8 @@ struct FollowState {
     std::string last_reason;
     bool started = false;
     bool cancel_sent = false;
+    double cancel_sent_at = 0;
+    int signals_at_cancel = 0;
     std::optional<double> unreachable_since;
     double interval = 1.0;
 };
@@ -384,7 +417,7 @@ std::optional<SlurmOutcome> observe(const std::string& job, const SlurmJob& view
 } // namespace
 
 SlurmOutcome follow_slurm_job(const SlurmClient& client, const std::string& job, SlurmWaiter& waiter, double unreachable_budget,
-                              const SlurmFollowEvents& events) {
+                              const SlurmFollowEvents& events, double cancel_budget) {
     FollowState state;
     SlurmOutcome seen;
     std::optional<SlurmOutcome> result;
@@ -399,7 +432,22 @@ SlurmOutcome follow_slurm_job(const SlurmClient& client, const std::string& job,
             notify(events.cancelling);
             client.cancel(job);
             state.cancel_sent = true;
+            state.cancel_sent_at = waiter.now();
+            state.signals_at_cancel = waiter.interrupt_count();
             state.interval = 1.0;
+        } else if (state.cancel_sent &&
+                   (waiter.interrupt_count() > state.signals_at_cancel || waiter.now() - state.cancel_sent_at > cancel_budget)) {
+            // Slurm has the cancel; a job stuck in COMPLETING, or a cancel that did not take, is
+            // left to `attach` rather than holding the person who asked to stop.
+            result = seen;
+            result->cancel_pending = true;
+            result->reason = fmt::format("interrupted; scancel sent to job {}, which had not ended when the harness stopped "
+                                         "waiting {}: cancel pending",
+                                         job,
+                                         waiter.interrupt_count() > state.signals_at_cancel
+                                             ? std::string("(interrupted again)")
+                                             : fmt::format("(after {:.0f} s)", cancel_budget));
+            return *result;
         }
         const SlurmJob view = client.query(job);
         if (view.unreachable) {

@@ -14,6 +14,22 @@
 
 namespace harness {
 
+/// The longest job id the harness accepts: a job id is a 32-bit number (10 digits), an array
+/// task adds "_" and its index, a heterogeneous job's component "+" and its offset.
+constexpr std::size_t k_max_slurm_job_id_bytes = 21;
+
+/// Why `id` is not a Slurm job id as the harness writes them (sbatch --parsable's "42", an
+/// array task "42_3", a heterogeneous job's component "42+1"), or "" when it is one. Anything
+/// else (an option such as "--user=root", a newline, 100,000 digits) would reach scancel,
+/// scontrol and sacct as something other than one job.
+std::string slurm_job_id_problem(const std::string& id);
+
+/// How long the harness waits, after scancel, for the job to end: Slurm's defaults give a job
+/// KillWait (30 s) between SIGTERM and SIGKILL and UnkillableStepTimeout (60 s) before a step
+/// that will not die drains its node; twice the first and the second, rounded up, leaves a
+/// working cluster time to answer, and no person waits past it for one that does not.
+constexpr double k_cancel_wait_seconds = 120;
+
 /// The KEY=VALUE pairs of `scontrol show job -o`. A value may hold spaces (JobName, Comment,
 /// Command, WorkDir...): a word that does not start a new key (an upper-case letter, then
 /// letters, digits, '_', ':' or '/', then '=') continues the value before it. The first
@@ -146,6 +162,10 @@ public:
     virtual void sleep(double seconds, bool wake_on_interrupt) = 0;
     /// Whether Ctrl-C (or SIGTERM) arrived.
     virtual bool interrupted() = 0;
+    /// How many Ctrl-Cs and SIGTERMs arrived; asked only after interrupted() said yes. One that
+    /// arrives after the cancel ends the wait for the job to end. A waiter that cannot count
+    /// says one: the cancel's.
+    virtual int interrupt_count() { return 1; }
     /// Whether the harness is asked to leave the job to Slurm (SIGHUP, run --detach).
     virtual bool detached() { return false; }
 };
@@ -154,8 +174,11 @@ public:
 class SystemSlurmWaiter : public SlurmWaiter {
 public:
     double now() override;
+    /// Returns early on a new Ctrl-C even when `wake_on_interrupt` is false: that one ends the
+    /// wait after a cancel.
     void sleep(double seconds, bool wake_on_interrupt) override;
     bool interrupted() override;
+    int interrupt_count() override;
     bool detached() override;
 };
 
@@ -178,6 +201,10 @@ struct SlurmOutcome {
     std::string nodes;        ///< NodeList at the end
     long long restarts = 0;   ///< requeues seen
     bool interrupted = false; ///< cancelled with scancel after Ctrl-C
+    /// scancel sent, but the job was not seen ending: another Ctrl-C or SIGTERM, or
+    /// k_cancel_wait_seconds, ended the wait. The run stays open (record_cancel_pending) for
+    /// `attach` to finish; `state` means nothing.
+    bool cancel_pending = false;
     /// Left to Slurm unfinished (SlurmWaiter::detached): `state` and `reason` mean nothing, the
     /// job is untouched and the run record stays submitted or running.
     bool detached = false;
@@ -186,10 +213,17 @@ struct SlurmOutcome {
 /// Polls `scontrol` one call at a time, backing off from 1 s to 10 s while nothing changes,
 /// until the job reaches a final state, ages out (then sacct -c has the last word), or the
 /// controller stays unreachable longer than `unreachable_budget` seconds. An unreachable
-/// controller is never mistaken for a job failure. Ctrl-C cancels the job once. A request to
-/// detach, checked before each poll, returns at once with `detached`, unless a cancel was sent.
+/// controller is never mistaken for a job failure. Ctrl-C cancels the job once; the wait for
+/// it to end then lasts at most `cancel_budget` seconds and ends at the next Ctrl-C or SIGTERM,
+/// returning `cancel_pending`. A request to detach, checked before each poll, returns at once
+/// with `detached`, unless a cancel was sent.
 SlurmOutcome follow_slurm_job(const SlurmClient& client, const std::string& job, SlurmWaiter& waiter, double unreachable_budget,
-                              const SlurmFollowEvents& events);
+                              const SlurmFollowEvents& events, double cancel_budget = k_cancel_wait_seconds);
+
+/// Keeps a run whose cancel is pending open for `attach`: its reason `why`, scheduler's
+/// cancel_pending the job id (attach sends scancel again), detached_job the job, no harness
+/// following it; saved. Defined in executor_slurm.cpp.
+void record_cancel_pending(RunRecord& record, const std::string& job, const std::string& why, const fs::path& run_dir);
 
 struct ExecutionContext;
 
@@ -197,7 +231,10 @@ struct ExecutionContext;
 /// its progress on `context.out`: what `run` does after sbatch, and what `attach` does for a run
 /// whose job was submitted earlier. A request to detach (SIGHUP, run --detach) leaves the job to
 /// Slurm and the record submitted or running, without this process as its harness (so `status`
-/// does not call it dead); returns whether it detached. Defined in executor_slurm.cpp.
+/// does not call it dead); returns whether it detached. A cancel left pending (a second Ctrl-C,
+/// SIGTERM, or the bounded wait) is recorded (record_cancel_pending) and throws HarnessError
+/// with exit 130. A record whose cancel was pending gets scancel again before it is followed.
+/// Defined in executor_slurm.cpp.
 bool follow_slurm_run(ExecutionContext& context, const std::string& job);
 
 } // namespace harness

@@ -2,6 +2,7 @@
 
 #include "trace/trace_names.hpp"
 #include "trace/trace_normalize.hpp"
+#include "util/error.hpp"
 #include "util/strings.hpp"
 #include "util/walk.hpp"
 
@@ -35,6 +36,28 @@ std::optional<Found> classify(const fs::path& path) {
         }
     }
     return found;
+}
+
+/// `dir / name`, refused where `dir` or anything below it on the way to the file is a symbolic
+/// link: a run directory can be input (attach), and its traces/ or a file in it linked elsewhere
+/// would have collection write wherever that points.
+fs::path own_target(const fs::path& dir, const std::string& name) {
+    fs::path at = dir;
+    const auto refuse_link = [&dir](const fs::path& path) {
+        std::error_code ec;
+        if (fs::is_symlink(fs::symlink_status(path, ec))) {
+            const std::string shown = path == dir ? dir.filename().string() + "/"
+                                                  : (dir.filename() / fs::relative(path, dir)).generic_string();
+            throw input_error(
+                fmt::format("{} is a symbolic link; a run directory's folders must be its own ({})", shown, path.string()));
+        }
+    };
+    refuse_link(at);
+    for (const fs::path& part : fs::path(name)) {
+        at /= part;
+        refuse_link(at);
+    }
+    return at;
 }
 
 /// Every file under `produced` that classify_trace_name knows, sorted by path (so that of two
@@ -76,13 +99,14 @@ public:
             name = canonical_trace_name(kind, item.rank, item.name.compressed);
             if (item.name.compressed) {
                 // Kept compressed: the CCL-Bench tools open .json.gz too.
-                fs::copy_file(item.path, m_traces_dir / name, fs::copy_options::overwrite_existing);
+                fs::copy_file(item.path, own_target(m_traces_dir, name), fs::copy_options::overwrite_existing);
             } else {
-                normalize_trace(item.path, m_traces_dir / name, TraceIdentity{item.rank, m_expect.world_size, m_expect.backend});
+                normalize_trace(item.path, own_target(m_traces_dir, name),
+                                TraceIdentity{item.rank, m_expect.world_size, m_expect.backend});
             }
         } else if ((kind == TraceKind::nsys_rep || kind == TraceKind::nsys_sqlite) && item.rank >= 0) {
             name = canonical_trace_name(kind, item.rank, false);
-            fs::copy_file(item.path, m_traces_dir / name, fs::copy_options::overwrite_existing);
+            fs::copy_file(item.path, own_target(m_traces_dir, name), fs::copy_options::overwrite_existing);
         } else {
             // XLA traces, and traces whose rank is unknown, keep the place the tracer gave them.
             keep_as_written(item);
@@ -115,8 +139,9 @@ private:
 
     void keep_as_written(const Found& item) {
         const std::string name = shown(item.path);
-        fs::create_directories((m_traces_dir / name).parent_path());
-        fs::copy_file(item.path, m_traces_dir / name, fs::copy_options::overwrite_existing);
+        const fs::path target = own_target(m_traces_dir, name);
+        fs::create_directories(target.parent_path());
+        fs::copy_file(item.path, target, fs::copy_options::overwrite_existing);
         mark(item);
         m_out.files.push_back(name);
     }
@@ -171,6 +196,7 @@ private:
 
 CollectedTraces collect_traces(const TraceExpectation& expect, const fs::path& produced, const fs::path& traces_dir) {
     const std::vector<Found> found = find_traces(produced);
+    own_target(traces_dir, "");
     fs::create_directories(traces_dir);
     Collection collection(expect, produced, traces_dir);
     for (const Found& item : found) {

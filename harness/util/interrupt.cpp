@@ -9,9 +9,13 @@ namespace harness {
 
 namespace {
 std::atomic<int> g_signal{0};
+std::atomic<int> g_count{0};
 std::atomic<bool> g_detach{false};
 
-extern "C" void on_signal(int number) { g_signal.store(number); }
+extern "C" void on_signal(int number) {
+    g_signal.store(number);
+    g_count.fetch_add(1);
+}
 extern "C" void on_hangup(int /*number*/) { g_detach.store(true); }
 
 void install(int number, void (*handler)(int)) {
@@ -29,6 +33,8 @@ void install_interrupt_handlers() {
 }
 
 int interrupt_signal() { return g_signal.load(); }
+
+int interrupt_count() { return g_count.load(); }
 
 void throw_if_interrupted() {
     if (interrupt_signal() != 0) {

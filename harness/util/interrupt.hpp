@@ -7,6 +7,9 @@ namespace harness {
 void install_interrupt_handlers();
 /// The signal received since installation (SIGINT or SIGTERM), or 0.
 int interrupt_signal();
+/// How many SIGINTs and SIGTERMs arrived since installation: a wait that the first one started
+/// (a job's cancel) ends at the next one, so a person is never stuck behind it.
+int interrupt_count();
 /// Throws HarnessError "interrupted" (exit 130) once a signal has arrived: for loops that read
 /// input long enough for a person to give up on them.
 void throw_if_interrupted();

@@ -172,6 +172,9 @@ AttachOutcome attach_run(const AttachOptions& options, std::ostream& out) {
         throw input_error(fmt::format("{}: not a run directory (no {})", options.run_dir.string(), run_files::k_record));
     }
     const RunDirectoryLock lock(run_dir);
+    // Input, checked before anything acts on it: no folder linked elsewhere, every field of
+    // run.json its declared type (a job id that is one), before any Slurm tool runs.
+    refuse_linked_entries(run_dir);
     const RunRecord before = RunRecord::load(run_dir);
     if (is_final(before.state)) {
         return final_outcome(before, run_dir);

@@ -41,7 +41,11 @@ std::shared_ptr<StagedRun> staged_run_from_directory(const fs::path& run_dir, co
 /// 0 when it completed, else 1). Refused (HarnessError, exit 1) when another attach holds the
 /// run directory, when the harness that run.json names still follows it (or is on another host,
 /// unless `force`), when the run was never submitted, or when it is not a Slurm run (its work
-/// died with its harness). SIGHUP detaches again; Ctrl-C cancels the job, as in `run`.
+/// died with its harness). The directory is input: a symbolic link among its entries
+/// (refuse_linked_entries) or a run.json field that is not its declared type (RunRecord::load)
+/// is an input error (exit 2) before any Slurm tool runs. SIGHUP detaches again; Ctrl-C cancels
+/// the job, as in `run`, and a second Ctrl-C leaves the cancel pending (exit 130) for a later
+/// attach, which sends scancel again and finishes the record.
 AttachOutcome attach_run(const AttachOptions& options, std::ostream& out);
 
 /// The outcome as `attach --json` prints it: run --json's keys, plus job and already_final.

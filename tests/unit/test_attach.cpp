@@ -105,7 +105,7 @@ TEST_CASE("run --detach returns before the first poll", "[attach]") {
 
 TEST_CASE("once Ctrl-C has cancelled the job, a hangup does not abandon the cancel", "[attach]") {
     ScriptedRunner runner;
-    runner.expect("scancel 42").expect(k_query, job_line("RUNNING")).expect(k_query, job_line("CANCELLED"));
+    runner.expect("scancel -- 42").expect(k_query, job_line("RUNNING")).expect(k_query, job_line("CANCELLED"));
     const SlurmClient client(runner, slurm_profile());
     DetachingWaiter waiter;
     waiter.m_interrupt_at_poll = 0;

@@ -154,7 +154,7 @@ TEST_CASE("Ctrl-C cancels the array once; an unreachable controller is not a fai
     ScriptedRunner runner;
     runner.expect(k_query, "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n", 1)
         .expect(k_query, task_line("917", "0", "RUNNING"))
-        .expect("scancel 916", "")
+        .expect("scancel -- 916", "")
         .expect(k_query, task_line("917", "0", "CANCELLED", "None", "0:15"));
     const SlurmArrayClient arrays(runner, cluster());
     const SlurmClient client(runner, cluster());

@@ -218,7 +218,7 @@ TEST_CASE("final states: node failure, time limit, cancellation", "[slurm_client
     SECTION("Ctrl-C cancels the job once") {
         waiter.m_interrupt_at_poll = 1;
         runner.expect(k_query, job_line("RUNNING", "None"))
-            .expect("scancel 42", "")
+            .expect("scancel -- 42", "")
             .expect(k_query, job_line("COMPLETING", "None"))
             .expect(k_query, job_line("CANCELLED", "None", 0, "0:15"));
         Recorder recorder;
