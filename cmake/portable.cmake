@@ -19,6 +19,10 @@ endif()
 set_property(TARGET PkgConfig::LIBGIT2 APPEND PROPERTY INTERFACE_LINK_LIBRARIES ${LIBGIT2_STATIC_LDFLAGS})
 # libarchive.a's own codecs, after it on the link line.
 set_property(TARGET LibArchive::LibArchive APPEND PROPERTY INTERFACE_LINK_LIBRARIES PkgConfig::ZSTD ZLIB::ZLIB)
+# Debian's libsqlite3.a (libsqlite3-dev; FindSQLite3 takes it under the .a suffix above) leaves
+# libm and libdl to the link line. Its dlopen serves only extension loading, which the reader
+# turns off (metrics/sqlite_guarded.cpp): static glibc's link-time warning about it is harmless.
+set_property(TARGET SQLite::SQLite3 APPEND PROPERTY INTERFACE_LINK_LIBRARIES m ${CMAKE_DL_LIBS} Threads::Threads)
 # yaml-cpp's CMake package names only the shared library; Debian ships the archive beside it.
 get_target_property(_ccl_yaml_cpp_so yaml-cpp LOCATION)
 get_filename_component(_ccl_yaml_cpp_dir "${_ccl_yaml_cpp_so}" DIRECTORY)

@@ -2,6 +2,7 @@
 
 #include "card/yaml_document.hpp"
 #include "card/schema.hpp"
+#include "metrics/nsys_sqlite.hpp"
 #include "plan/validate.hpp"
 #include "trace/rank_set.hpp"
 #include "trace/trace_names.hpp"
@@ -126,6 +127,44 @@ void check_trace_kinds(const YamlDocument& doc, const fs::path& dir, const HeldT
     check(!held.ranks.empty(), k_kineto_kinds, "json", "kineto_trace_<rank>.json");
     check(held.xla, k_xla_kinds, "json_tpu", "<host>.trace.json(.gz)");
     check(held.nsys, k_nsys_kinds, "nsys", "nsys_<rank>.nsys-rep");
+}
+
+/// A card that lists nsys promises kernels the metrics can read: each nsys_<rank>.sqlite must open
+/// and hold a kernel table, and a report without its export is one the metrics cannot read.
+void check_nsys_exports(const YamlDocument& doc, const fs::path& dir, const std::vector<std::string>& files, BundleReport& report) {
+    if (!lists_any(listed_traces(doc.root()), k_nsys_kinds)) {
+        return;
+    }
+    std::set<std::string> exports;
+    for (const std::string& file : files) {
+        const TraceName name = classify_trace_name(file);
+        if (file.find('/') == std::string::npos && name.kind == TraceKind::nsys_sqlite) {
+            exports.insert(file);
+        }
+    }
+    for (const std::string& file : files) {
+        const TraceName name = classify_trace_name(file);
+        if (file.find('/') != std::string::npos || !name.canonical) {
+            continue;
+        }
+        if (name.kind == TraceKind::nsys_rep && name.rank &&
+            exports.count(canonical_trace_name(TraceKind::nsys_sqlite, *name.rank, false)) == 0) {
+            report.warnings.push_back(
+                {file, fmt::format("metric_source.traces lists nsys, but {} has no SQLite export beside it ({}): "
+                                   "the metrics cannot read a report (nsys export --type=sqlite)",
+                                   file, canonical_trace_name(TraceKind::nsys_sqlite, *name.rank, false))});
+        }
+        // A link is check_manifest's to report, and never followed.
+        if (name.kind != TraceKind::nsys_sqlite || !fs::is_regular_file(fs::symlink_status(dir / file))) {
+            continue;
+        }
+        const metrics::NsysCheck check = metrics::check_nsys_sqlite(dir / file);
+        if (!check.problem.empty()) {
+            report.warnings.push_back({file, fmt::format("metric_source.traces lists nsys, but the metrics cannot read kernels "
+                                                         "from {}: {}",
+                                                         file, check.problem)});
+        }
+    }
 }
 
 /// metric_source.ranks_present as written: ascending ranks, each once; nothing (the problem
@@ -268,6 +307,7 @@ void check_card(const fs::path& dir, const std::vector<std::string>& files, cons
         const HeldTraces held = held_traces(report, files);
         check_trace_url(doc, dir, report);
         check_trace_kinds(doc, dir, held, report);
+        check_nsys_exports(doc, dir, files, report);
         check_rank_count(doc, dir, held, planned, report);
     } catch (const HarnessError&) {
         // validate_file has reported why the card cannot be read.

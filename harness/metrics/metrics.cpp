@@ -4,6 +4,7 @@
 
 #include "metrics/metric_functions.hpp"
 #include "metrics/metrics_input.hpp"
+#include "metrics/nsys_sqlite.hpp"
 #include "trace/rank_set.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -174,7 +175,10 @@ RankSummary summarize(const RankView& view, const TraceInput& input, const std::
     RankSummary out;
     out.rank = view.rank();
     out.file = input.file;
-    out.format = !not_a_trace.empty() ? "not-a-trace" : trace.format == TraceFormat::kineto ? "kineto" : "legacy-autograd";
+    out.format = !not_a_trace.empty()                       ? "not-a-trace"
+                 : trace.format == TraceFormat::kineto      ? "kineto"
+                 : trace.format == TraceFormat::nsys_sqlite ? "nsys-sqlite"
+                                                            : "legacy-autograd";
     out.compressed = trace.compressed;
     out.basis = basis_label(view.basis());
     out.bytes = trace.bytes;
@@ -239,7 +243,8 @@ std::vector<RankResult> fold_ranks(const std::vector<TraceInput>& traces, const 
         RankResult& result = results[k];
         std::optional<RankView> view;
         try {
-            RankTrace trace = read_trace(input.file, read);
+            RankTrace trace = input.kind == TraceKind::nsys_sqlite ? read_nsys_sqlite(input.file, input.device)
+                                                                   : read_trace(input.file, read);
             const long long rank = input.rank >= 0 ? input.rank : trace.distributed_rank.value_or(static_cast<long long>(k));
             view.emplace(rank, std::move(trace));
         } catch (const HarnessError& error) {

@@ -1,5 +1,6 @@
 #include "metrics/metrics_input.hpp"
 
+#include "metrics/nsys_sqlite.hpp"
 #include "metrics/reference_sampling.hpp"
 #include "trace/trace_names.hpp"
 #include "util/error.hpp"
@@ -7,9 +8,11 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <boost/process/search_path.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <set>
 
 namespace harness::metrics {
 
@@ -35,7 +38,45 @@ bool is_record(const std::string& name) {
     return name == "manifest.json" || name == "provenance.json" || name == "metrics.json" || name == "plan.json" || name == "run.json";
 }
 
-std::vector<TraceInput> list_traces(const fs::path& dir) {
+/// One input per device of an nsys export that ran kernels on several GPUs, else one input.
+void add_nsys_export(const fs::path& file, long long rank, std::vector<TraceInput>& inputs, std::vector<std::string>& notes) {
+    const std::vector<long long> devices = nsys_kernel_devices(file);
+    TraceInput input{file, rank, true, false};
+    input.kind = TraceKind::nsys_sqlite;
+    if (devices.size() <= 1) {
+        notes.push_back(fmt::format("{}: read from the Nsight Systems export (rank {}){}", file.filename().string(),
+                                    rank >= 0 ? std::to_string(rank) : "by position",
+                                    devices.empty() ? ", which holds no kernels" : ""));
+        inputs.push_back(input);
+        return;
+    }
+    std::vector<std::string> listed;
+    for (const long long device : devices) {
+        input.rank = -1;
+        input.device = device;
+        inputs.push_back(input);
+        listed.push_back(std::to_string(device));
+    }
+    notes.push_back(fmt::format("{}: holds the kernels of {} GPUs (deviceId {}): read as one rank per device, numbered by position",
+                                file.filename().string(), devices.size(), join(listed, ", ")));
+}
+
+/// What to do with an Nsight Systems report no export of which is here: only nsys reads it.
+std::string nsys_rep_note(const fs::path& report) {
+    const std::string name = report.filename().string();
+    const std::string sqlite = report.stem().string() + ".sqlite";
+    if (!boost::process::search_path("nsys").empty()) {
+        return fmt::format("{}: an Nsight Systems report, not read: export it (nsys export --type=sqlite --output {} {}) and run "
+                           "metrics again",
+                           name, sqlite, name);
+    }
+    return fmt::format("{}: an Nsight Systems report, not read: only nsys reads it (not on PATH); export it where nsys is "
+                       "installed (nsys export --type=sqlite --output {} {})",
+                       name, sqlite, name);
+}
+
+/// The traces of `dir`; `reports` is set when an .nsys-rep was noted in place of a trace.
+std::vector<TraceInput> list_traces(const fs::path& dir, std::vector<std::string>& notes, bool& reports) {
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -49,13 +90,24 @@ std::vector<TraceInput> list_traces(const fs::path& dir) {
     std::sort(files.begin(), files.end());
     std::vector<TraceInput> named;
     std::vector<TraceInput> other_json;
+    std::vector<std::pair<fs::path, long long>> exports;      ///< nsys_<rank>.sqlite
+    std::vector<std::pair<fs::path, long long>> nsys_reports; ///< nsys_<rank>.nsys-rep, other *.nsys-rep (-1)
     for (const auto& file : files) {
         const std::string name = file.filename().string();
         const TraceName classified = classify_trace_name(name);
+        if (classified.kind == TraceKind::nsys_sqlite) {
+            exports.emplace_back(file, classified.rank.value_or(-1));
+            continue;
+        }
+        if (classified.kind == TraceKind::nsys_rep) {
+            nsys_reports.emplace_back(file, classified.rank.value_or(-1));
+            continue;
+        }
         const auto rank = torch_rank(file, classified);
         const bool json = ends_with(name, ".json");
         // A torch trace by any of its names, or an XLA JSON trace (trace_names decides).
         TraceInput input{file, rank.value_or(-1), classified.json, json};
+        input.kind = classified.kind == TraceKind::not_a_trace ? TraceKind::kineto : classified.kind;
         if (input.standard) {
             named.push_back(input);
         } else if ((json || ends_with(name, ".json.gz")) && !is_record(name)) {
@@ -66,6 +118,31 @@ std::vector<TraceInput> list_traces(const fs::path& dir) {
             named.push_back(input);
         }
     }
+    // Kineto stays the source of a rank that has both: the exports are read for the other ranks.
+    std::set<long long> json_ranks;
+    bool unknown_json_rank = false;
+    for (const TraceInput& input : named) {
+        if (input.standard) {
+            json_ranks.insert(input.rank);
+            unknown_json_rank = unknown_json_rank || input.rank < 0;
+        }
+    }
+    std::set<long long> export_ranks;
+    for (const auto& [file, rank] : exports) {
+        if (unknown_json_rank || json_ranks.count(rank) != 0) {
+            notes.push_back(fmt::format("{}: not read: {} read from its Kineto trace", file.filename().string(),
+                                        unknown_json_rank ? "the ranks are" : fmt::format("rank {} is", rank)));
+            continue;
+        }
+        add_nsys_export(file, rank, named, notes);
+        export_ranks.insert(rank);
+    }
+    for (const auto& [report, rank] : nsys_reports) {
+        if (rank < 0 || (json_ranks.count(rank) == 0 && export_ranks.count(rank) == 0)) {
+            notes.push_back(nsys_rep_note(report));
+            reports = true;
+        }
+    }
     if (std::none_of(named.begin(), named.end(), [](const TraceInput& t) { return t.standard; })) {
         named.insert(named.end(), other_json.begin(), other_json.end());
     } else {
@@ -74,7 +151,7 @@ std::vector<TraceInput> list_traces(const fs::path& dir) {
             named.push_back(input);
         }
     }
-    std::sort(named.begin(), named.end(), [](const TraceInput& a, const TraceInput& b) { return a.file < b.file; });
+    std::stable_sort(named.begin(), named.end(), [](const TraceInput& a, const TraceInput& b) { return a.file < b.file; });
     return named;
 }
 
@@ -217,7 +294,16 @@ MetricsInput resolve_metrics_input(const fs::path& path) {
         }
         input.layout = "trace file";
         input.trace_dir = path.parent_path();
-        input.traces.push_back(TraceInput{path, torch_rank(path, classify_trace_name(name)).value_or(-1), true, true});
+        const TraceName classified = classify_trace_name(name);
+        if (classified.kind == TraceKind::nsys_sqlite || ends_with(name, ".sqlite")) {
+            add_nsys_export(path, classified.rank.value_or(-1), input.traces, input.notes);
+            return input;
+        }
+        if (classified.kind == TraceKind::nsys_rep) {
+            input.notes.push_back(nsys_rep_note(path));
+            return input;
+        }
+        input.traces.push_back(TraceInput{path, torch_rank(path, classified).value_or(-1), true, true});
         return input;
     }
     fs::path dir = path;
@@ -241,8 +327,10 @@ MetricsInput resolve_metrics_input(const fs::path& path) {
         }
     }
     input.trace_dir = dir;
-    input.traces = list_traces(dir);
-    if (std::none_of(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.standard; })) {
+    bool reports = false;
+    input.traces = list_traces(dir, input.notes, reports);
+    // Reports alone are a note on what to do, not an error: the metrics then say n/a.
+    if (!reports && std::none_of(input.traces.begin(), input.traces.end(), [](const TraceInput& t) { return t.standard; })) {
         throw input_error(fmt::format("{}: no trace files (looked for {}, rank<rank>_trace.json, rank-<rank>.json(.gz), "
                                       "<worker>.<ns>.pt.trace.json(.gz) and other .json/.json.gz files)",
                                       dir.string(), expected_trace_names()));

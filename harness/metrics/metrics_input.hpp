@@ -2,6 +2,7 @@
 // Where the traces and the card of a metrics PATH are: one trace file, a directory of rank
 // traces with an optional card beside them (CCL-Bench trace_collection), a run directory
 // (traces/ + card.yaml) or an unpacked bundle (<name>/<name>.yaml beside the traces).
+#include "trace/trace_names.hpp"
 #include "util/fs.hpp"
 
 #include <optional>
@@ -16,6 +17,11 @@ struct TraceInput {
     bool standard = true;        ///< read by the default mode (a rank trace by its name)
     bool reference = true;       ///< read by --reference (select_json_files: every *.json, sampled above 16)
     bool outside_sample = false; ///< a .json the tools would list but leave out of their sample of 16
+    /// Which reader takes it: nsys_sqlite (read_nsys_sqlite) or a JSON kind (read_trace).
+    TraceKind kind = TraceKind::kineto;
+    /// An nsys export holding several GPUs' kernels is one input per device (its rank then -1:
+    /// numbered by position, files in path order and devices ascending).
+    std::optional<long long> device = std::nullopt;
 };
 
 struct MetricsInput {
@@ -40,6 +46,10 @@ struct VllmLatency {
 std::optional<VllmLatency> find_vllm_latency(const fs::path& dir);
 
 /// Throws HarnessError (exit 2) when `path` does not exist, is a packed bundle, or holds no trace.
+/// Nsight Systems SQLite exports (nsys_<rank>.sqlite; any *.sqlite given alone) are traces for
+/// the ranks no Kineto trace covers: Kineto stays the source where a rank has both, so no rank is
+/// counted twice; the notes say which file each such rank was read from. An .nsys-rep without
+/// its export is a note (how to export it), not an error.
 MetricsInput resolve_metrics_input(const fs::path& path);
 
 } // namespace harness::metrics

@@ -54,7 +54,15 @@ struct CollectiveArgs {
     double nelems = 0; ///< args["In msg nelems"]
 };
 
-enum class TraceFormat : std::uint8_t { kineto, legacy_autograd };
+enum class TraceFormat : std::uint8_t { kineto, legacy_autograd, nsys_sqlite };
+
+/// What a profiler says of a GPU beyond its name, where it does (nsys TARGET_INFO_GPU).
+struct DeviceInfo {
+    long long id = -1;
+    std::string name;
+    long long sm_count = 0;      ///< 0 when not recorded
+    double memory_bandwidth = 0; ///< bytes/s, 0 when not recorded
+};
 
 /// A trace names each of its process's GPUs; a node has at most a few dozen.
 inline constexpr std::size_t k_max_device_names = 64;
@@ -69,6 +77,8 @@ struct RankTrace {
     /// deviceProperties[].name (Kineto: the GPUs the process saw, "NVIDIA A100-SXM4-40GB"), at most
     /// k_max_device_names of them.
     std::vector<std::string> device_names;
+    std::vector<DeviceInfo> device_info; ///< nsys TARGET_INFO_GPU rows, at most k_max_device_names
+    std::string schema_version;          ///< nsys EXPORT_SCHEMA_VERSION, when the export records one
 
     NameTable names;               ///< span and step names, threads, collective names, dtypes
     std::vector<Span> kernels;     ///< cat "kernel"

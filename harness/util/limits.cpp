@@ -31,6 +31,8 @@ constexpr LimitSpec k_limits[] = {
     {InputLimit::bundle_inflated_bytes, "CCL_HARNESS_MAX_INFLATED", 64 * k_gib, true},
     {InputLimit::inflate_ratio, "CCL_HARNESS_MAX_INFLATE_RATIO", 200, false},
     {InputLimit::bundle_entries, "CCL_HARNESS_MAX_ENTRIES", 1000000, false},
+    {InputLimit::sqlite_seconds, "CCL_HARNESS_MAX_SQLITE_SECONDS", 900, false},
+    {InputLimit::sqlite_heap_bytes, "CCL_HARNESS_MAX_SQLITE_HEAP", 1 * k_gib, true},
 };
 
 const LimitSpec& spec(InputLimit which) {

@@ -19,6 +19,8 @@ enum class InputLimit {
     bundle_inflated_bytes, ///< all files of a bundle, fully uncompressed
     inflate_ratio,         ///< fully uncompressed bytes over the archive's size
     bundle_entries,        ///< entries of one archive
+    sqlite_seconds,        ///< wall time one read of an SQLite export (nsys) may take
+    sqlite_heap_bytes,     ///< memory SQLite may hold at once, all connections of the process together
 };
 
 /// The bound in force: the environment variable's value when it is set (a count, or a size
