@@ -15,6 +15,9 @@ namespace harness::cli {
 
 namespace {
 
+/// --timeout's ceiling: an upload that has not ended in a week will not.
+constexpr double k_max_timeout_seconds = 7 * 24 * 3600;
+
 struct SubmitCommandOptions {
     std::string bundle;
     std::string url;
@@ -98,6 +101,11 @@ int run_submit(const SubmitCommandOptions& options) {
     submit.token = upload_token(options.token);
     submit.ca_file = options.ca_file;
     submit.base_delay = retry_base_delay();
+    // NaN passes CLI11's PositiveNumber, and a value past a long's seconds would wrap round.
+    if (!std::isfinite(options.timeout) || options.timeout < 0 || options.timeout > k_max_timeout_seconds) {
+        throw input_error(fmt::format("--timeout {}: expected a positive number of seconds, at most {:.0f} (7 days)", options.timeout,
+                                      k_max_timeout_seconds));
+    }
     if (options.timeout > 0) {
         // Whole seconds, rounded up: a limit of 0.5 s is not "no limit".
         const auto seconds = std::chrono::seconds(static_cast<long>(std::ceil(options.timeout)));
@@ -156,8 +164,7 @@ void add_submit(CLI::App& sub, Action& action) {
         ->check(CLI::ExistingFile);
     sub.add_option("--timeout", options->timeout,
                    "give up after SECONDS in all, retries included; also the idle limit when under 120 s "
-                   "(default: no total limit, 120 s idle)")
-        ->check(CLI::PositiveNumber);
+                   "(default: no total limit, 120 s idle)");
     sub.add_flag("--json", options->json, "print the result (or the verify report) as JSON on stdout");
     sub.footer("The bundle is verified first (as `ccl-harness verify` does); an invalid bundle is never sent.\n"
                "It is then POSTed as multipart/form-data (files, group_name, description, workload_card: the\n"

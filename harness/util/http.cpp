@@ -218,6 +218,11 @@ private:
         if (ca_file.empty()) {
             m_ctx->set_default_verify_paths(ec);
         } else {
+            // OpenSSL would block on a FIFO past every timeout: only a regular file is read.
+            std::error_code status;
+            if (!fs::is_regular_file(fs::status(ca_file, status))) {
+                throw input_error(fmt::format("{}: not a regular file; --ca-file takes a PEM file", ca_file.string()));
+            }
             m_ctx->load_verify_file(ca_file.string(), ec);
             if (ec) {
                 throw input_error(fmt::format("{}: cannot load CA certificates (PEM expected): {}", ca_file.string(), ec.message()));

@@ -225,6 +225,20 @@ expect_status 1 "a silent server with --timeout 2" -- submit --timeout 2
 [ "$SECONDS" -lt 10 ] && pass || fail "--timeout 2 took ${SECONDS}s"
 [ "$(requests)" = 1 ] && pass || fail "a silent server got $(requests) uploads"
 
+# Issue 31 D9: --timeout that is no number of seconds, and a --ca-file that is a FIFO, are refused
+# before anything is sent (NaN passed CLI11's check; 1e10 wrapped into an immediate "not retried").
+for value in nan inf 1e10 -3; do
+    before=$(requests)
+    expect_status 2 "--timeout $value" -- submit --timeout "$value"
+    [ "$(requests)" = "$before" ] && pass || fail "--timeout $value sent the bundle"
+done
+expect_output "says what it takes" "expected a positive number of seconds, at most 604800"
+mkfifo "$SCRATCH/ca.fifo"
+SECONDS=0
+expect_status 2 "--ca-file naming a FIFO" -- timeout 20 "$CCL_HARNESS" submit "$bundle" --to "${url/http:/https:}" --ca-file "$SCRATCH/ca.fifo" --timeout 5
+expect_output "a FIFO named" "not a regular file"
+[ "$SECONDS" -lt 10 ] && pass || fail "--ca-file FIFO took ${SECONDS}s"
+
 start_server later
 expect_status 0 "503 with Retry-After is retried" -- submit
 [ "$(requests)" = 2 ] && pass || fail "503 + Retry-After: $(requests) requests, wanted 2"
