@@ -113,6 +113,16 @@ std::string lowercase_first(std::string message) {
     return message;
 }
 
+// --version: the version and which build this is, then the libraries it carries (a bug report
+// names both). The first line keeps the version as the second word.
+std::string version_text() {
+    std::vector<std::string> libraries;
+    for (const LibraryVersion& library : library_versions()) {
+        libraries.push_back(library.name + " " + library.version);
+    }
+    return fmt::format("ccl-harness {} ({})\nlibraries: {}", k_version, k_build_kind, join(libraries, ", "));
+}
+
 bool counted(const CLI::App& app, const char* name) {
     const CLI::Option* opt = app.get_option_no_throw(name);
     return opt != nullptr && opt->count() > 0;
@@ -192,7 +202,7 @@ std::unique_ptr<CLI::App> make_app(Action& action) {
     }
     app->require_subcommand(0, 1);
     app->get_help_ptr()->group(k_global_group);
-    app->set_version_flag("--version", std::string(k_version))->group(k_global_group);
+    app->set_version_flag("--version", version_text)->group(k_global_group);
     app->add_flag("-v,--verbose", "print more: where the harness home was found, on stderr, before the command runs")
         ->group(k_global_group);
     app->add_flag("-q,--quiet", "no progress lines or rank output: results, warnings and errors only")->group(k_global_group);

@@ -57,9 +57,13 @@ ZstdStream::ZstdStream(int workers, Sink sink) : m_state(std::make_unique<State>
     ZSTD_CCtx* cctx = m_state->cctx.get();
     check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, k_zstd_level), "level");
     check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1), "checksum");
-    // A libzstd built without threads refuses here rather than silently ignoring the job size.
-    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_nbWorkers, std::max(workers, 1)), "worker threads");
-    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_jobSize, static_cast<int>(k_zstd_job_size)), "job size");
+    // A libzstd built without threads (Debian's libzstd.a, which the portable build links) refuses
+    // worker threads: it then compresses on this thread. Same content, but not the same bytes as
+    // the threaded frames (nbWorkers >= 1 gives one output whatever the count), so a bundle is
+    // byte-identical across builds of one kind only (docs/portable.md).
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_nbWorkers, std::max(workers, 1))) == 0U) {
+        check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_jobSize, static_cast<int>(k_zstd_job_size)), "job size");
+    }
     m_state->out.resize(ZSTD_CStreamOutSize());
     m_state->sink = std::move(sink);
 }
