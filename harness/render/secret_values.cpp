@@ -55,12 +55,19 @@ SecretValues::SecretValues(const Environment& job_env, const EnvironmentMap& env
     for (const auto& [name, value] : job_env) {
         add_known(name, value, seen, known);
     }
+    const std::size_t from_job = known.size();
     for (const auto& [name, value] : environment) {
         add_known(name, value, seen, known);
     }
-    for (auto& [name, value] : known) {
+    for (std::size_t i = 0; i < known.size(); ++i) {
+        auto& [name, value] = known[i];
         m_scrubber.add(value);
-        m_known.push_back({std::move(name), std::move(value)});
+        // A secret-named variable of the session holding an absolute path (SSH_AUTH_SOCK,
+        // XAUTHORITY, GOOGLE_APPLICATION_CREDENTIALS) says where a secret is, not what it is: a
+        // render that shares a directory with it is not refused, though records still hide it.
+        if (i < from_job || value.front() != '/') {
+            m_known.push_back({std::move(name), std::move(value)});
+        }
     }
 }
 
@@ -106,9 +113,11 @@ void SecretValues::refuse_in(const RenderedFile& file, const WorkloadCard& card)
                     card.document().location(args[i], field), field, secret.name, file.name, secret.name));
             }
         }
-        throw input_error(fmt::format("{}: the rendered {} holds the value of {}, a secret, taken from a card field; it would be "
-                                      "written into the run directory and the bundle. Pass secrets through the environment only",
-                                      card.document().display_name(), file.name, secret.name));
+        throw input_error(fmt::format("{}: the rendered {} holds the value of {}, a secret-named variable (of the card's env or "
+                                      "of this environment); it would be written into the run directory and the bundle. A "
+                                      "secret reaches the job through its environment only: take the value out of the card, or "
+                                      "unset {} if it holds no secret",
+                                      card.document().display_name(), file.name, secret.name, secret.name));
     }
 }
 

@@ -35,7 +35,8 @@ public:
     /// Throws an input error when a file the job runs holds a secret value: it cannot be replaced
     /// there (the job would run with the placeholder), so the card must not put it there. The
     /// message names the launch.args entry at its card line when one holds it, else the file, and
-    /// the variable whose value it is.
+    /// the variable whose value it is. The session's secret-named variables that hold an absolute
+    /// path (SSH_AUTH_SOCK) are not refused: a path says where a secret is, not what it is.
     void refuse_in(const RenderedFile& file, const WorkloadCard& card) const;
 
 private:

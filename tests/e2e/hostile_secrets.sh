@@ -195,6 +195,12 @@ expect_status 2 "the card's own secret in launch.args, nothing exported" -- env 
     --set "launch.env.CARD_API_TOKEN=$card_secret" --set "launch.args=[--token=$card_secret]" --dry-run --results "$SCRATCH/args-results"
 expect_output "named after the card's variable" "launch.args[0]: holds the value of CARD_API_TOKEN, a secret"
 [ ! -e "$SCRATCH/args-results" ] && pass || fail "a refused run wrote $SCRATCH/args-results"
+expect_status 0 "a secret-named variable holding a path the render shares" -- env SSH_AUTH_SOCK=/bin/bash "$CCL_HARNESS" render \
+    "$args_card/tiny-ddp.yaml" --out "$SCRATCH/path-render"
+grep -qF "/bin/bash" "$SCRATCH/path-render/launch.sh" && pass || fail "the render holds no /bin/bash to share"
+expect_status 2 "a session secret's value in a template's text" -- env SOME_AUTH_WORD=kineto_trace_ "$CCL_HARNESS" render \
+    "$args_card/tiny-ddp.yaml" --out "$SCRATCH/word-render"
+expect_output "says what to do" "unset SOME_AUTH_WORD if it holds no secret"
 expect_status 0 "a secret value in the description" -- env HF_TOKEN="$hf_token" "$CCL_HARNESS" render "$args_card/tiny-ddp.yaml" \
     --set "description=token $hf_token here" --out "$SCRATCH/desc-render"
 no_value_in "$SCRATCH/desc-render" "render with a secret in the description" "$hf_token"
