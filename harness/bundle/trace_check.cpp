@@ -93,6 +93,13 @@ TraceCheck check_trace(const fs::path& file) {
         check.problem = std::string(message);
         return check;
     }
+    // A rank's trace named for another rank would be measured, ranked and compared as the wrong
+    // rank, and two files could claim one rank: the trace's own word must match its name.
+    if (name.kind == TraceKind::kineto && name.rank && trace.distributed_rank && *trace.distributed_rank != *name.rank) {
+        check.problem = fmt::format("named rank {}, but its distributedInfo.rank is {}: it is another rank's trace", *name.rank,
+                                    *trace.distributed_rank);
+        return check;
+    }
     check.events = static_cast<std::size_t>(trace.events);
     check.form = trace.format == metrics::TraceFormat::legacy_autograd ? "legacy-array"
                  : name.kind == TraceKind::xla                         ? "xla"

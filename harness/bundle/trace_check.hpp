@@ -29,8 +29,8 @@ struct TraceCheck {
     std::string step_marker;
     /// Why the trace is unusable, or empty: unreadable, "truncated at byte N", "not valid JSON at
     /// byte N: ...", "nested deeper than ...", the wrong top-level type, no traceEvents array, an
-    /// event the metrics cannot read (not an object, an X event without ts or dur), or no step
-    /// markers.
+    /// event the metrics cannot read (not an object, an X event without ts or dur), a Kineto trace
+    /// whose distributedInfo.rank is not the rank its name says, or no step markers.
     std::string problem;
 };
 

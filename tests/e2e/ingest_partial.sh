@@ -179,4 +179,37 @@ expect_status 0 "the A100 bundle: no device warning" -- "$CCL_HARNESS" verify "$
 if grep -q "deviceProperties" <<<"$OUT"; then fail "a device warning on the matching card: $OUT"; else pass; fi
 expect_output "an mfu over 100 % is flagged" "warning: $bundle: metrics.json: mfu is implausible: "
 
+# Issue 31 D11: traces that lie about their rank. HTA's two real NCCL ranks (distributedInfo 0 and
+# 1) under each other's names: ingest refuses them (nothing left under results/), and verify fails
+# a bundle that holds one, naming both ranks.
+swapped="$SCRATCH/swapped"
+mkdir -p "$swapped"
+cp "$real/hta_sampled_nccl2/rank0_trace.json.gz" "$swapped/kineto_trace_1.json.gz"
+cp "$real/hta_sampled_nccl2/rank1_trace.json.gz" "$swapped/kineto_trace_0.json.gz"
+two="$SCRATCH/two-rank.yaml"
+sed -e 's/total_count: 4/total_count: 2/' "$card" >"$two"
+sed -i 's/^    dp_shard: 4$/    dp_shard: 2/' "$two"
+before=$(entries)
+expect_status 2 "ingest of two swapped rank traces" -- "$CCL_HARNESS" ingest "$two" "$swapped" --results "$results"
+expect_output "says whose trace it is" "named rank 1, but its distributedInfo.rank is 0: it is another rank's trace"
+expect_eq "nothing more under results/" "$before" "$(entries)"
+lying="$SCRATCH/lying"
+mkdir -p "$lying"
+tar --zstd -xf "$bundle" -C "$lying"
+lying_dir="$lying/$(basename "$bundle" .tar.zst)"
+trace_name=$(cd "$lying_dir" && ls kineto_trace_*.json* | head -n 1)
+rank_of_name=$(sed -E 's/kineto_trace_([0-9]+).*/\1/' <<<"$trace_name")
+$PY - "$lying_dir/$trace_name" "$((rank_of_name + 7))" <<'PY'
+import gzip, json, sys
+path, rank = sys.argv[1], int(sys.argv[2])
+opener = gzip.open if path.endswith(".gz") else open
+with opener(path, "rt") as f:
+    trace = json.load(f)
+trace.setdefault("distributedInfo", {})["rank"] = rank
+with opener(path, "wt") as f:
+    json.dump(trace, f)
+PY
+expect_status 1 "verify a bundle whose trace names another rank" -- "$CCL_HARNESS" verify "$lying_dir"
+expect_output "names both" "named rank $rank_of_name, but its distributedInfo.rank is $((rank_of_name + 7))"
+
 finish
