@@ -80,8 +80,14 @@ std::vector<TraceInput> list_traces(const fs::path& dir, std::vector<std::string
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        // A link to a regular file is read (a trace linked from scratch instead of copied) and
+        // said; a FIFO or a device, linked or not, is never opened.
         if (entry.is_regular_file(ec)) {
             files.push_back(entry.path());
+            if (entry.is_symlink(ec)) {
+                notes.push_back(fmt::format("{}: a symbolic link to {}, read there", entry.path().filename().string(),
+                                            fs::read_symlink(entry.path(), ec).string()));
+            }
         }
     }
     if (ec) {
@@ -291,6 +297,11 @@ MetricsInput resolve_metrics_input(const fs::path& path) {
         if (ends_with(name, ".yaml") || ends_with(name, ".yml")) {
             throw input_error(
                 fmt::format("{}: a card, not a trace: pass the directory that holds the card and its traces", path.string()));
+        }
+        // Reading a FIFO or a device would block for ever or never end (the YAML readers refuse
+        // them the same way).
+        if (!fs::is_regular_file(fs::status(path, ec))) {
+            throw input_error(fmt::format("{}: not a regular file (a FIFO, a device or a socket); a trace is a file", path.string()));
         }
         input.layout = "trace file";
         input.trace_dir = path.parent_path();

@@ -198,4 +198,16 @@ expect_status 0 "ingest a ~150 MB legacy trace (gzip) under 1 GiB" -- \
     _ "$tmp" "$CCL_HARNESS" "$ingest_dir/legacy" "$ingest_dir/results"
 expect_output "converted" "kineto_trace_1.json <- rank1_trace.json.gz"
 
+# Issue 31 D14: metrics never opens a FIFO, named as the trace or lying in the directory, and says
+# when it reads a trace through a link.
+mkfifo "$SCRATCH/fifo-trace.json"
+expect_status 2 "metrics on a FIFO" -- timeout 10 "$CCL_HARNESS" metrics "$SCRATCH/fifo-trace.json"
+expect_output "the FIFO refused" "not a regular file"
+mkdir -p "$SCRATCH/fifo-dir"
+cp "$results/$name/traces/kineto_trace_0.json" "$SCRATCH/fifo-dir/"
+mkfifo "$SCRATCH/fifo-dir/kineto_trace_1.json"
+ln -s "$results/$name/traces/kineto_trace_1.json" "$SCRATCH/fifo-dir/linked_trace.json"
+expect_status 0 "metrics on a directory holding a FIFO" -- timeout 20 "$CCL_HARNESS" metrics "$SCRATCH/fifo-dir"
+expect_output "the link said" "linked_trace.json: a symbolic link to $results/$name/traces/kineto_trace_1.json, read there"
+
 finish
