@@ -57,7 +57,7 @@ std::vector<TreeEntry> files_of(const fs::path& dir, const std::string& option) 
             files.push_back(entry);
         } else if (entry.type != fs::file_type::directory) {
             throw input_error(fmt::format("{}: a {} cannot go into a bundle (only files and directories); copy what it names instead",
-                                          entry.path.string(),
+                                          terminal_text(entry.path.string()),
                                           entry.type == fs::file_type::symlink ? "symbolic link" : "special file"));
         }
     }
@@ -125,7 +125,7 @@ std::vector<Placed> place_traces(const fs::path& dir, long long world, std::vect
         if (item.name.kind == TraceKind::not_a_trace) {
             throw input_error(fmt::format("{}: not a trace name ingest can place (expected {}, torch's rank<r>_trace.json or "
                                           "<worker>.<ns>.pt.trace.json(.gz)); move it out of TRACE_DIR",
-                                          entry.path.string(), expected_trace_names()));
+                                          terminal_text(entry.path.string()), expected_trace_names()));
         }
         if (item.name.kind == TraceKind::xla) {
             item.trace.name = file_name; // XLA traces are per host, named as the profiler wrote them
@@ -143,12 +143,12 @@ std::vector<Placed> place_traces(const fs::path& dir, long long world, std::vect
             item.trace.rank_from = "single rank";
         } else {
             throw input_error(fmt::format("{}: {} carries no rank and the trace has no distributedInfo rank; rename it {}",
-                                          entry.path.string(), describe_trace_name_form(item.name.form),
+                                          terminal_text(entry.path.string()), describe_trace_name_form(item.name.form),
                                           canonical_trace_name(item.name.kind, 0, item.name.compressed) + " (its global rank)"));
         }
         if (item.trace.rank >= world) {
-            throw input_error(
-                fmt::format("{}: rank {}, but the card's total_count is {}", entry.path.string(), item.trace.rank, world));
+            throw input_error(fmt::format("{}: rank {}, but the card's total_count is {}", terminal_text(entry.path.string()),
+                                          item.trace.rank, world));
         }
         item.legacy_gzip = item.name.kind == TraceKind::kineto && item.name.compressed && opens_as_array(entry.path);
         item.trace.name = canonical_trace_name(item.name.kind, item.trace.rank, item.name.compressed && !item.legacy_gzip);
@@ -164,12 +164,12 @@ std::vector<Placed> place_traces(const fs::path& dir, long long world, std::vect
         const auto key = std::make_pair(item.name.kind, item.trace.rank >= 0 ? item.trace.rank : -1);
         const bool per_rank = item.trace.rank >= 0;
         if (const auto [at, fresh] = claims.emplace(key, &item); per_rank && !fresh) {
-            throw input_error(fmt::format("{} and {} both claim rank {}; keep one", at->second->entry.path.string(),
-                                          item.entry.path.string(), item.trace.rank));
+            throw input_error(fmt::format("{} and {} both claim rank {}; keep one", terminal_text(at->second->entry.path.string()),
+                                          terminal_text(item.entry.path.string()), item.trace.rank));
         }
         if (const auto [at, fresh] = names.emplace(item.trace.name, &item); !fresh) {
-            throw input_error(fmt::format("{} and {} would both be {} in the bundle", at->second->entry.path.string(),
-                                          item.entry.path.string(), item.trace.name));
+            throw input_error(fmt::format("{} and {} would both be {} in the bundle", terminal_text(at->second->entry.path.string()),
+                                          terminal_text(item.entry.path.string()), item.trace.name));
         }
     }
     std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.trace.name < b.trace.name; });
@@ -224,7 +224,7 @@ void check_rank_coverage(const std::vector<Placed>& placed, const fs::path& dir,
         if (item.trace.rank >= 0 && !std::binary_search(listed->begin(), listed->end(), item.trace.rank)) {
             throw input_error(fmt::format("{}: a trace of rank {}, which --ranks {} does not list; add the rank to --ranks or move "
                                           "the file out of TRACE_DIR",
-                                          item.entry.path.string(), item.trace.rank, list));
+                                          terminal_text(item.entry.path.string()), item.trace.rank, list));
         }
     }
     std::vector<long long> missing;

@@ -1,4 +1,5 @@
 #include "workflows/run_status.hpp"
+#include "util/quote.hpp"
 
 #include "bundle/bundle_metrics.hpp"
 #include "run/run_directory.hpp"
@@ -264,29 +265,31 @@ std::string format_status(const ResultsStatus& status) {
     }
     if (!status.runs.empty()) {
         std::size_t width = 3;
+        // Names come from directory names and run.json: escaped one line each, so that none can
+        // draw a fake row (a newline in a directory name) or move the cursor.
         for (const auto& run : status.runs) {
-            width = std::max(width, run_label(run).size());
+            width = std::max(width, terminal_text(run_label(run)).size());
         }
         text += fmt::format("{:<{}} {:<10} {:<14} {:<20} {:>9} {:>11} {:>9}  {}\n", "RUN", width, "STATE", "TARGET", "STARTED (UTC)",
                             "DURATION", "STEP (s)", "OVERLAP", "BUNDLE");
         for (const auto& run : status.runs) {
-            text += fmt::format("{:<{}} {:<10} {:<14} {:<20} {:>9} {:>11} {:>9}  {}\n", run_label(run), width, run.state,
-                                run.target.empty() ? "-" : run.target, run.start.empty() ? "-" : run.start,
-                                number_or_dash(run.duration_s, "{:.0f}s"), number_or_dash(run.avg_step_time, "{:.6f}"),
-                                number_or_dash(run.compute_comm_overlap, "{:.1f}%"),
-                                run.bundle.empty() ? "-" : fs::path(run.bundle).filename().string());
+            text += fmt::format("{:<{}} {:<10} {:<14} {:<20} {:>9} {:>11} {:>9}  {}\n", terminal_text(run_label(run)), width,
+                                terminal_text(run.state), run.target.empty() ? "-" : terminal_text(run.target),
+                                run.start.empty() ? "-" : terminal_text(run.start), number_or_dash(run.duration_s, "{:.0f}s"),
+                                number_or_dash(run.avg_step_time, "{:.6f}"), number_or_dash(run.compute_comm_overlap, "{:.1f}%"),
+                                run.bundle.empty() ? "-" : terminal_text(fs::path(run.bundle).filename().string()));
             if (!run.problem.empty()) {
-                text += fmt::format("  {}\n", run.problem);
+                text += fmt::format("  {}\n", terminal_text(run.problem));
             }
             if (!run.overrides.empty()) {
-                text += fmt::format("  {}: {}\n", run.sweep.empty() ? "set" : "point", join(run.overrides, " "));
+                text += fmt::format("  {}: {}\n", run.sweep.empty() ? "set" : "point", terminal_text(join(run.overrides, " ")));
             }
         }
     }
     if (!status.sweeps.empty()) {
         std::size_t width = 5;
         for (const auto& sweep : status.sweeps) {
-            width = std::max(width, sweep.id.size());
+            width = std::max(width, terminal_text(sweep.id).size());
         }
         text += fmt::format("{}{:<{}} {:>6}  {}\n", status.runs.empty() ? "" : "\n", "SWEEP", width, "POINTS", "STATES");
         for (const auto& sweep : status.sweeps) {
@@ -294,7 +297,8 @@ std::string format_status(const ResultsStatus& status) {
             for (const auto& [state, count] : sweep.states) {
                 states += fmt::format("{}{} {}", states.empty() ? "" : ", ", count, state);
             }
-            text += fmt::format("{:<{}} {:>6}  {}\n", sweep.id, width, sweep.points, sweep.problem.empty() ? states : sweep.problem);
+            text += fmt::format("{:<{}} {:>6}  {}\n", terminal_text(sweep.id), width, sweep.points,
+                                terminal_text(sweep.problem.empty() ? states : sweep.problem));
         }
     }
     return text;

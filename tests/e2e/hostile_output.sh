@@ -86,6 +86,23 @@ results="$SCRATCH/results"
 expect_status 0 "tiny-ddp runs" -- "$CCL_HARNESS" run -q workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
 bundle=$(ls "$results"/*.tar.zst | head -n 1)
 name=$(basename "$bundle" .tar.zst)
+# Issue 31 D8: status prints directory names and run.json's target escaped, one line each: a
+# newline in a run directory's name cannot draw a fake row, an escape cannot recolour the table.
+fake="$SCRATCH/fake-status"
+mkdir -p "$fake"
+cp -r "$results/$name" "$fake/$name"$'\n''FAKE-completed-row'
+cp -r "$results/$name" "$fake/evil"
+"$PY" - "$fake/evil/run.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+record = json.load(open(path))
+record["target"] = "loc\x1b[2Jal"
+json.dump(record, open(path, "w"))
+PY
+expect_status 0 "status over crafted names" -- "$CCL_HARNESS" status "$fake"
+if grep -q "^FAKE-completed-row" <<<"$OUT"; then fail "a directory name drew its own row: $OUT"; else pass; fi
+no_escape_bytes "status"
+
 remake() { # remake DIR EDIT...: unpacks the bundle into DIR, applies the Python EDIT to it, re-manifests, packs DIR/$name.tar.zst
     local dir=$1
     rm -rf "$dir"

@@ -212,4 +212,13 @@ PY
 expect_status 1 "verify a bundle whose trace names another rank" -- "$CCL_HARNESS" verify "$lying_dir"
 expect_output "names both" "named rank $rank_of_name, but its distributedInfo.rank is $((rank_of_name + 7))"
 
+# Issue 31 D8: a file name with a newline cannot print a line of its own in ingest's error.
+crafted="$SCRATCH/crafted"
+mkdir -p "$crafted"
+cp "$real/hta_nccl_cut/rank0_trace.json.gz" "$crafted/"
+cp "$real/hta_nccl_cut/rank0_trace.json.gz" "$crafted/rank0_trace.json.gz"$'\n''ingested 2 traces, all valid.json'
+expect_status 2 "a trace name with a newline" -- "$CCL_HARNESS" ingest "$card" "$crafted" --ranks 0 --results "$results"
+if grep -q "^ingested 2 traces" <<<"$OUT"; then fail "the name drew its own line: $OUT"; else pass; fi
+expect_output "shown escaped" 'rank0_trace.json.gz\ningested 2 traces'
+
 finish
