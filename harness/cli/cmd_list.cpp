@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "util/quote.hpp"
 #include "util/error.hpp"
 #include "util/home.hpp"
 #include "workflows/catalog.hpp"
@@ -26,7 +27,7 @@ int run_list(const ListOptions& options) {
     if (options.names) {
         for (const auto& section : sections) {
             for (const auto& name : catalog_names(catalog, section)) {
-                std::cout << name << "\n";
+                std::cout << terminal_text(name) << "\n";
             }
         }
     } else if (options.json) {

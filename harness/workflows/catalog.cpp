@@ -1,4 +1,5 @@
 #include "workflows/catalog.hpp"
+#include "util/quote.hpp"
 
 #include "card/card.hpp"
 #include "metrics/metrics.hpp"
@@ -223,7 +224,14 @@ std::string format_catalog(const Catalog& catalog, const std::vector<std::string
         } else {
             catalog_names(catalog, section); // throws the unknown-section error
         }
-        out += (out.empty() ? "" : "\n") + heading + "\n" + format_table(rows, "  ");
+        // Profile and card file names are the user's (a ~/.config profile, a card under a home):
+        // each cell one escaped line, so none can draw a row of its own or move the cursor.
+        for (auto& row : rows) {
+            for (auto& cell : row) {
+                cell = terminal_text(cell);
+            }
+        }
+        out += (out.empty() ? "" : "\n") + terminal_text(heading) + "\n" + format_table(rows, "  ");
     }
     return out;
 }

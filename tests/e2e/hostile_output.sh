@@ -103,6 +103,15 @@ expect_status 0 "status over crafted names" -- "$CCL_HARNESS" status "$fake"
 if grep -q "^FAKE-completed-row" <<<"$OUT"; then fail "a directory name drew its own row: $OUT"; else pass; fi
 no_escape_bytes "status"
 
+# list clusters: a profile file name from the user's config directory, escaped, one line.
+xdg="$SCRATCH/xdg"
+mkdir -p "$xdg/ccl-harness/clusters"
+cp clusters/local.yaml "$xdg/ccl-harness/clusters/evil"$'\n''FAKE-cluster-row.yaml'
+for how in "" --names; do
+    expect_status 0 "list clusters $how over a crafted profile name" -- env XDG_CONFIG_HOME="$xdg" "$CCL_HARNESS" list clusters ${how:+"$how"}
+    if grep -q "^FAKE-cluster-row" <<<"$OUT"; then fail "list clusters $how: a file name drew its own row"; else pass; fi
+done
+
 remake() { # remake DIR EDIT...: unpacks the bundle into DIR, applies the Python EDIT to it, re-manifests, packs DIR/$name.tar.zst
     local dir=$1
     rm -rf "$dir"
