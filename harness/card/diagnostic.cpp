@@ -1,5 +1,7 @@
 #include "card/diagnostic.hpp"
 
+#include "util/quote.hpp"
+
 #include <algorithm>
 
 namespace harness {
@@ -41,7 +43,11 @@ std::string Diagnostics::format(bool with_warnings) const {
             continue;
         }
         out += d.severity == Severity::error ? "ccl-harness: error: " : "ccl-harness: warning: ";
-        out += d.text() + "\n";
+        // For a terminal, whoever prints it: a location (a file name) and a field (a card's key)
+        // are the input's, one escaped line each; a message keeps its own line breaks.
+        out += d.location.empty() ? "" : terminal_text(d.location) + ": ";
+        out += d.field.empty() ? "" : terminal_text(d.field) + ": ";
+        out += terminal_text(d.message, true) + "\n";
     }
     return out;
 }

@@ -29,7 +29,8 @@ public:
     const std::vector<Diagnostic>& items() const { return m_items; }
 
     /// One line per diagnostic, prefixed `ccl-harness: error: ` or `ccl-harness: warning: `;
-    /// warnings left out when `with_warnings` is false.
+    /// warnings left out when `with_warnings` is false. Escaped for a terminal (quote.hpp's
+    /// terminal_text): every caller prints it as it is.
     std::string format(bool with_warnings = true) const;
 
 private:

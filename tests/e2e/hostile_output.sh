@@ -112,6 +112,19 @@ for how in "" --names; do
     if grep -q "^FAKE-cluster-row" <<<"$OUT"; then fail "list clusters $how: a file name drew its own row"; else pass; fi
 done
 
+# explain, render and run print a card's diagnostics escaped, as validate does: an unknown key
+# spelt with an escape sequence cannot clear the screen.
+cp workloads/tiny-ddp/tiny-ddp.yaml "$SCRATCH/escape-key.yaml"
+printf '%s\n' '"stray\e[2Jkey": 1' >>"$SCRATCH/escape-key.yaml"
+for command in explain render validate; do
+    extra=()
+    if [ "$command" = render ]; then extra=(--out "$SCRATCH/escape-render"); fi
+    "$CCL_HARNESS" "$command" "$SCRATCH/escape-key.yaml" "${extra[@]}" >"$SCRATCH/escape-key.out" 2>&1 || true
+    OUT=$(cat "$SCRATCH/escape-key.out")
+    expect_output "$command names the key" 'stray\x1b[2Jkey'
+    no_escape_bytes "$command's diagnostics"
+done
+
 remake() { # remake DIR EDIT...: unpacks the bundle into DIR, applies the Python EDIT to it, re-manifests, packs DIR/$name.tar.zst
     local dir=$1
     rm -rf "$dir"
