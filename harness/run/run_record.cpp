@@ -149,7 +149,9 @@ std::string shown(const std::string& value) {
 
 enum class Text {
     name, ///< printed and handed to tools: no control character at all
-    free, ///< a message: lines and tabs, no other control character
+    /// A message, only ever printed (escaped, as everything from input is): it quotes log lines,
+    /// which carry tqdm's carriage returns and colour codes, so any character is kept.
+    free,
 };
 
 void check_text(const std::string& field, const std::string& value, Text kind) {
@@ -159,7 +161,7 @@ void check_text(const std::string& field, const std::string& value, Text kind) {
     }
     for (const char c : value) {
         const auto byte = static_cast<unsigned char>(c);
-        if ((byte < 0x20 || byte == 0x7f) && (kind == Text::name || (c != '\n' && c != '\t'))) {
+        if ((byte < 0x20 || byte == 0x7f) && kind == Text::name) {
             bad_field(field, fmt::format("control character in {}", shown(value)));
         }
     }

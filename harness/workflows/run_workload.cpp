@@ -504,9 +504,11 @@ std::string format_run_outcome(const RunOutcome& outcome) {
             outcome.run_id, to_string(*outcome.state), outcome.detached_job, outcome.run_dir.string(),
             attach_command(outcome.run_dir));
     }
-    std::string text = fmt::format("run {} {}{}\n  run directory: {}\n  traces: {}\n", outcome.run_id, to_string(*outcome.state),
-                                   outcome.reason.empty() ? "" : ": " + outcome.reason, outcome.run_dir.string(),
-                                   traces.empty() ? "(none)" : join(traces, ", "));
+    // The reason quotes the job's log (colour codes, tqdm's carriage returns): escaped, its lines kept.
+    std::string text = fmt::format("run {} {}{}\n  run directory: {}\n  traces: {}\n", terminal_text(outcome.run_id),
+                                   to_string(*outcome.state), outcome.reason.empty() ? "" : ": " + terminal_text(outcome.reason, true),
+                                   terminal_text(outcome.run_dir.string()),
+                                   traces.empty() ? "(none)" : terminal_text(join(traces, ", ")));
     if (!outcome.headline.empty()) {
         std::vector<std::string> numbers;
         for (const auto& [name, value] : outcome.headline) {

@@ -64,6 +64,15 @@ check_refused "a profile file as target" "target: " '["42"]' '{"target": "/tmp/t
 check_refused "a trace outside the run" "traces[0]: " '["42"]' '{"traces": ["../../../.bashrc"]}'
 check_refused "an unknown executor" 'executor: unknown executor "ssh"' '["42"]' '{"executor": "ssh"}'
 check_refused "a TPU name as option" "job_ids[0]: " '["--zone=elsewhere"]' '{"executor": "tpu-vm"}'
+# A failed run's reason quotes its log as the job wrote it (tqdm's carriage returns, colour codes):
+# that is read, not refused (it is printed escaped).
+write_run "$hostile/tqdm-reason" '["42"]' \
+    '{"state": "failed", "reason": "rank 0 ended with exit 1; last lines:\n\u001b[31mError\u001b[0m  45%|####  \r 46%|####"}'
+rm -f "$calls"
+stubbed "$CCL_HARNESS" attach "$hostile/tqdm-reason" >"$SCRATCH/tqdm.out" 2>&1 || true
+if grep -q "run.json: reason" "$SCRATCH/tqdm.out"; then fail "a reason with log control characters refused: $(cat "$SCRATCH/tqdm.out")"; else pass; fi
+grep -qF '\x1b[31mError' "$SCRATCH/tqdm.out" && pass || fail "the reason is not shown escaped: $(cat -A "$SCRATCH/tqdm.out")"
+if grep -q $'\x1b\|\r' "$SCRATCH/tqdm.out"; then fail "raw control characters printed: $(cat -A "$SCRATCH/tqdm.out")"; else pass; fi
 expect_status 2 "compare, a hostile run directory" -- stubbed "$CCL_HARNESS" compare "$hostile/an-option-as-job-id" \
     "$hostile/an-option-as-job-id"
 expect_output "compare names run.json and the field" "run.json: job_ids[0]"
