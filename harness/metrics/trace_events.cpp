@@ -5,6 +5,7 @@
 #include "metrics/step_marker_names.hpp"
 #include "metrics/trace_event_fields.hpp"
 #include "metrics/trace_stream.hpp"
+#include "trace/trace_names.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
@@ -175,11 +176,8 @@ private:
             json_scan::expect(c, ':', "expected ':' after a key");
             const char value_start = peek_token(c);
             if (key.raw == "rank" && (value_start == '-' || (value_start >= '0' && value_start <= '9'))) {
-                double value = 0;
-                // A rank is a small whole number; 1e308 or 2.5 names none (and must not reach a cast).
-                if (json_scan::to_double(json_scan::scan_number(c), value) && value >= 0 && value <= 1e9 &&
-                    value == std::floor(value)) {
-                    m_trace.distributed_rank = static_cast<long long>(value);
+                if (const DistributedRank rank = distributed_rank_of(json_scan::scan_number(c)); rank.problem.empty()) {
+                    m_trace.distributed_rank = rank.rank;
                 }
             } else {
                 json_scan::skip_value(c);

@@ -3,9 +3,12 @@
 #include "util/byte_source.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -159,19 +162,23 @@ Scan scan_distributed_info(std::string_view text, std::string_view& found) {
     return Scan::incomplete;
 }
 
-std::optional<DistributedInfo> parse_distributed_info(std::string_view object_text) {
+DistributedInfoRead parse_distributed_info(std::string_view object_text) {
     simdjson::dom::parser parser;
     const simdjson::padded_string padded(object_text);
     simdjson::dom::object object;
     if (parser.parse(padded).get_object().get(object) != simdjson::SUCCESS) {
-        return std::nullopt;
+        return {std::nullopt, "its distributedInfo is not a JSON object"};
+    }
+    simdjson::dom::element rank_value;
+    if (object["rank"].get(rank_value) != simdjson::SUCCESS) {
+        return {std::nullopt, "its distributedInfo has no rank"};
+    }
+    const DistributedRank rank = distributed_rank_of(simdjson::minify(rank_value));
+    if (!rank.problem.empty()) {
+        return {std::nullopt, rank.problem};
     }
     DistributedInfo info;
-    std::int64_t rank = -1;
-    if (object["rank"].get_int64().get(rank) != simdjson::SUCCESS || rank < 0) {
-        return std::nullopt;
-    }
-    info.rank = rank;
+    info.rank = rank.rank;
     std::int64_t world = -1;
     if (object["world_size"].get_int64().get(world) == simdjson::SUCCESS) {
         info.world_size = world;
@@ -180,7 +187,7 @@ std::optional<DistributedInfo> parse_distributed_info(std::string_view object_te
     if (object["backend"].get_string().get(backend) == simdjson::SUCCESS) {
         info.backend = std::string(backend);
     }
-    return info;
+    return {info, ""};
 }
 
 } // namespace
@@ -297,7 +304,24 @@ std::string misplaced_trace_problem(std::string_view relative) {
     return {};
 }
 
-std::optional<DistributedInfo> read_distributed_info(const fs::path& trace, std::size_t window) {
+DistributedRank distributed_rank_of(std::string_view json_value) {
+    double value = 0;
+    const bool number = !json_value.empty() && (json_value.front() == '-' || (json_value.front() >= '0' && json_value.front() <= '9'));
+    const auto [end, ec] = number ? std::from_chars(json_value.data(), json_value.data() + json_value.size(), value)
+                                  : std::from_chars_result{json_value.data(), std::errc::invalid_argument};
+    // 1e308 or 2.5 must not reach a cast to long long (fuzz_trace found the first).
+    if (ec == std::errc() && end == json_value.data() + json_value.size() && value >= 0 &&
+        value <= static_cast<double>(k_max_distributed_rank) && value == std::floor(value)) {
+        return {static_cast<long long>(value), ""};
+    }
+    constexpr std::size_t k_shown = 40;
+    const std::string shown = json_value.size() > k_shown ? std::string(json_value.substr(0, k_shown)) + "..."
+                                                          : std::string(json_value);
+    return {-1, fmt::format("its distributedInfo.rank is {}, which names no rank (a whole number from 0 to {})", terminal_text(shown),
+                            k_max_distributed_rank)};
+}
+
+DistributedInfoRead read_distributed_info_checked(const fs::path& trace, std::size_t window) {
     constexpr std::size_t k_piece = std::size_t{64} << 10;
     std::string text;
     try {
@@ -312,14 +336,21 @@ std::optional<DistributedInfo> read_distributed_info(const fs::path& trace, std:
             if (scan == Scan::found) {
                 return parse_distributed_info(object);
             }
-            if (scan == Scan::malformed || got == 0) {
-                return std::nullopt;
+            if (scan == Scan::malformed) {
+                return {std::nullopt, "its distributedInfo is not a JSON object"};
+            }
+            if (got == 0) {
+                return {};
             }
         }
     } catch (const HarnessError&) {
-        return std::nullopt; // unreadable or damaged: the rank is unknown, and verify says why
+        return {}; // unreadable or damaged: the rank is unknown, and verify says why
     }
-    return std::nullopt;
+    return {};
+}
+
+std::optional<DistributedInfo> read_distributed_info(const fs::path& trace, std::size_t window) {
+    return read_distributed_info_checked(trace, window).info;
 }
 
 } // namespace harness

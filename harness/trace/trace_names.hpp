@@ -81,6 +81,16 @@ struct DistributedInfo {
     std::string backend;       ///< empty when absent
 };
 
+/// The one rule for a trace's distributedInfo.rank, given the JSON text of its value: a whole
+/// number from 0 to k_max_distributed_rank names a rank; anything else (negative, 2.5, 1e308, a
+/// string) names none, and `problem` says why in words a user can act on.
+constexpr long long k_max_distributed_rank = 1'000'000'000;
+struct DistributedRank {
+    long long rank = -1;
+    std::string problem; ///< empty when `rank` is one
+};
+DistributedRank distributed_rank_of(std::string_view json_value);
+
 /// How far into a trace read_distributed_info looks: Kineto puts the metadata before traceEvents.
 constexpr std::size_t k_distributed_info_window = std::size_t{4} << 20;
 
@@ -88,5 +98,14 @@ constexpr std::size_t k_distributed_info_window = std::size_t{4} << 20;
 /// (recognised by the magic bytes). nullopt when it is not there, has no integer rank >= 0, is
 /// malformed, or the file cannot be read: the caller then treats the rank as unknown.
 std::optional<DistributedInfo> read_distributed_info(const fs::path& trace, std::size_t window = k_distributed_info_window);
+
+/// As read_distributed_info, and says why a distributedInfo that is there names no rank (its
+/// rank missing or not a rank by distributed_rank_of), so a caller can report a trace's false
+/// word rather than call it silent. `problem` is empty when the rank was read or nothing is there.
+struct DistributedInfoRead {
+    std::optional<DistributedInfo> info;
+    std::string problem;
+};
+DistributedInfoRead read_distributed_info_checked(const fs::path& trace, std::size_t window = k_distributed_info_window);
 
 } // namespace harness

@@ -17,6 +17,7 @@
 #include "util/byte_source.hpp"
 #include "util/error.hpp"
 #include "util/quote.hpp"
+#include "util/safe_name.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "util/version.hpp"
@@ -42,17 +43,23 @@ std::vector<TreeEntry> files_of(const fs::path& dir, const std::string& option) 
     std::error_code ec;
     const fs::file_status status = fs::symlink_status(dir, ec);
     if (fs::is_symlink(status)) {
-        throw input_error(fmt::format("{} {}: a symbolic link; give the directory itself", option, dir.string()));
+        throw input_error(fmt::format("{} {}: a symbolic link; give the directory itself", option, terminal_text(dir.string())));
     }
     if (!fs::is_directory(status)) {
-        throw input_error(fmt::format("{} {}: no such directory", option, dir.string()));
+        throw input_error(fmt::format("{} {}: no such directory", option, terminal_text(dir.string())));
     }
     const Tree tree = walk_tree(dir);
     if (tree.error) {
-        throw input_error(fmt::format("{} {}: cannot list: {}", option, dir.string(), tree.error.message()));
+        throw input_error(fmt::format("{} {}: cannot list: {}", option, terminal_text(dir.string()), tree.error.message()));
     }
     std::vector<TreeEntry> files;
     for (const TreeEntry& entry : tree.entries) {
+        // Before anything is written: a name the bundle's archive would refuse (a newline, an
+        // escape sequence) is refused here, at its directory, not after the run directory exists.
+        if (const std::string problem = relative_name_problem(entry.relative); !problem.empty()) {
+            throw input_error(fmt::format("{} {}: {}: {}; rename it or move it out", option, terminal_text(dir.string()),
+                                          enquote(entry.relative), problem));
+        }
         if (entry.type == fs::file_type::regular) {
             files.push_back(entry);
         } else if (entry.type != fs::file_type::directory) {
@@ -135,9 +142,17 @@ std::vector<Placed> place_traces(const fs::path& dir, long long world, std::vect
         if (item.name.rank) {
             item.trace.rank = *item.name.rank;
             item.trace.rank_from = "name";
-        } else if (const auto info = item.name.kind == TraceKind::kineto ? read_distributed_info(entry.path) : std::nullopt) {
-            item.trace.rank = info->rank;
+        } else if (const DistributedInfoRead read = item.name.kind == TraceKind::kineto ? read_distributed_info_checked(entry.path)
+                                                                                        : DistributedInfoRead{};
+                   read.info) {
+            item.trace.rank = read.info->rank;
             item.trace.rank_from = "distributedInfo";
+        } else if (!read.problem.empty()) {
+            // The trace speaks of its rank and says nothing usable: taking it for the card's one
+            // rank, or calling it silent, would hide a damaged or forged trace.
+            throw input_error(fmt::format("{}: {} carries no rank and {}; rename it {}", terminal_text(entry.path.string()),
+                                          describe_trace_name_form(item.name.form), read.problem,
+                                          canonical_trace_name(item.name.kind, 0, item.name.compressed) + " (its global rank)"));
         } else if (world == 1) {
             item.trace.rank = 0; // the card's one rank; a second such file claims it twice below
             item.trace.rank_from = "single rank";
@@ -155,7 +170,7 @@ std::vector<Placed> place_traces(const fs::path& dir, long long world, std::vect
         placed.push_back(item);
     }
     if (placed.empty()) {
-        throw input_error(fmt::format("TRACE_DIR {}: no traces (expected {})", dir.string(), expected_trace_names()));
+        throw input_error(fmt::format("TRACE_DIR {}: no traces (expected {})", terminal_text(dir.string()), expected_trace_names()));
     }
     // One file per (kind, rank): a .json and a .json.gz of one rank are two claims on it too.
     std::map<std::pair<TraceKind, long long>, const Placed*> claims;
@@ -209,8 +224,8 @@ void check_rank_coverage(const std::vector<Placed>& placed, const fs::path& dir,
         if (!missing.empty()) {
             throw input_error(fmt::format("TRACE_DIR {}: no torch trace for rank{} {} (the card's total_count is {}: every rank needs "
                                           "one; --ranks {} accepts the ranks it has)",
-                                          dir.string(), missing.size() == 1 ? "" : "s", join(rank_words(missing), ", "), world,
-                                          format_rank_list(std::vector<long long>(kineto.begin(), kineto.end()))));
+                                          terminal_text(dir.string()), missing.size() == 1 ? "" : "s", join(rank_words(missing), ", "),
+                                          world, format_rank_list(std::vector<long long>(kineto.begin(), kineto.end()))));
         }
         return;
     }
@@ -218,7 +233,7 @@ void check_rank_coverage(const std::vector<Placed>& placed, const fs::path& dir,
     if (any_kind.empty()) {
         throw input_error(fmt::format("--ranks {}: TRACE_DIR {} holds only XLA traces, which are per host, not per rank; leave "
                                       "--ranks out",
-                                      list, dir.string()));
+                                      list, terminal_text(dir.string())));
     }
     for (const Placed& item : placed) {
         if (item.trace.rank >= 0 && !std::binary_search(listed->begin(), listed->end(), item.trace.rank)) {
@@ -236,8 +251,9 @@ void check_rank_coverage(const std::vector<Placed>& placed, const fs::path& dir,
     if (!missing.empty()) {
         throw input_error(fmt::format("--ranks {}: TRACE_DIR {} has no {}trace for rank{} {} (it has rank{} {}); list only the ranks "
                                       "it has: --ranks {}",
-                                      list, dir.string(), kineto.empty() ? "" : "torch ", missing.size() == 1 ? "" : "s",
-                                      join(rank_words(missing), ", "), held.size() == 1 ? "" : "s", join(rank_words(held), ", "),
+                                      list, terminal_text(dir.string()), kineto.empty() ? "" : "torch ",
+                                      missing.size() == 1 ? "" : "s", join(rank_words(missing), ", "), held.size() == 1 ? "" : "s",
+                                      join(rank_words(held), ", "),
                                       format_rank_list(std::vector<long long>(held.begin(), held.end()))));
     }
 }
@@ -249,11 +265,12 @@ std::vector<TreeEntry> script_files(const fs::path& dir) {
         if (entry.relative.find('/') != std::string::npos) {
             throw input_error(fmt::format("--scripts {}: {} is in a subdirectory; a bundle's scripts/ holds files only (put the "
                                           "scripts that ran at the directory's top level)",
-                                          dir.string(), entry.relative));
+                                          terminal_text(dir.string()), terminal_text(entry.relative)));
         }
     }
     if (files.empty()) {
-        throw input_error(fmt::format("--scripts {}: empty; leave the option out when no script is known", dir.string()));
+        throw input_error(
+            fmt::format("--scripts {}: empty; leave the option out when no script is known", terminal_text(dir.string())));
     }
     return files;
 }
@@ -429,8 +446,8 @@ WorkloadCard checked_card(const fs::path& file, const fs::path& home) {
                 lines.push_back("  " + diagnostic.text());
             }
         }
-        throw input_error(fmt::format("{}: not a valid card; fix it first (ccl-harness validate {}):\n{}", file.string(),
-                                      shell_quote(file.string()), join(lines, "\n")));
+        throw input_error(fmt::format("{}: not a valid card; fix it first (ccl-harness validate {}):\n{}",
+                                      terminal_text(file.string()), shell_quote(file.string()), join(lines, "\n")));
     }
     return WorkloadCard::load(file);
 }
@@ -473,13 +490,13 @@ IngestOutcome ingest_run(const IngestOptions& options, std::ostream& out) {
     std::error_code ec;
     fs::create_directories(results, ec);
     if (ec) {
-        throw input_error(fmt::format("--results {}: cannot create: {}", results.string(), ec.message()));
+        throw input_error(fmt::format("--results {}: cannot create: {}", terminal_text(results.string()), ec.message()));
     }
     RunDirectory dir;
     dir.id = make_run_id(naming);
     dir.path = results / dir.id;
     if (fs::exists(fs::symlink_status(dir.path, ec))) {
-        throw HarnessError(fmt::format("{}: exists; run ingest again", dir.path.string()));
+        throw HarnessError(fmt::format("{}: exists; run ingest again", terminal_text(dir.path.string())));
     }
     Undo undo;
     undo.add(dir.path);
@@ -490,7 +507,8 @@ IngestOutcome ingest_run(const IngestOptions& options, std::ostream& out) {
         outcome.warnings.push_back(
             fmt::format("{} occurrence(s) of secret values in the --scripts and --logs files replaced by {}", redacted, k_redacted));
     }
-    out << fmt::format("ingested {} trace{} into {}\n", in.placed.size(), in.placed.size() == 1 ? "" : "s", dir.path.string());
+    out << fmt::format("ingested {} trace{} into {}\n", in.placed.size(), in.placed.size() == 1 ? "" : "s",
+                       terminal_text(dir.path.string()));
 
     // 3. Packed and verified, as a run's bundle is.
     const fs::path bundle = results / (dir.id + ".tar.zst");

@@ -220,5 +220,28 @@ cp "$real/hta_nccl_cut/rank0_trace.json.gz" "$crafted/rank0_trace.json.gz"$'\n''
 expect_status 2 "a trace name with a newline" -- "$CCL_HARNESS" ingest "$card" "$crafted" --ranks 0 --results "$results"
 if grep -q "^ingested 2 traces" <<<"$OUT"; then fail "the name drew its own line: $OUT"; else pass; fi
 expect_output "shown escaped" 'rank0_trace.json.gz\ningested 2 traces'
+# ... nor can a --scripts or --logs file's: refused at its directory, before a run directory exists.
+scripts="$SCRATCH/crafted-scripts"
+mkdir -p "$scripts"
+echo "echo hi" >"$scripts/run"$'\n''ccl-harness: ingested 2 traces, all valid.sh'
+bad_case "a --scripts name with a newline" '"run\nccl-harness: ingested 2 traces, all valid.sh": a control character in the name' -- \
+    "$card" "$archive" --ranks 0 --scripts "$scripts"
+if grep -q "^ccl-harness: ingested" <<<"$OUT"; then fail "the script's name drew its own line: $OUT"; else pass; fi
+if grep -q "^ingested 1 trace" <<<"$OUT"; then fail "ingest said it ingested before refusing: $OUT"; else pass; fi
+
+# Issue 31 D11: a trace whose distributedInfo.rank is there but names no rank (negative, a string,
+# a fraction, past 1e9) is a damaged or forged trace, reported as such, not as "no distributedInfo".
+lying="$SCRATCH/lying"
+for value in -3 '"1"' 2.5 1e308; do
+    rm -rf "$lying" && mkdir -p "$lying"
+    "$PY" - "$real/hta_nccl_cut/rank0_trace.json.gz" "$lying/worker0.1700000000000000001.pt.trace.json" "$value" <<'PY'
+import gzip, json, sys
+trace = json.load(gzip.open(sys.argv[1]))
+trace["distributedInfo"]["rank"] = json.loads(sys.argv[3])
+json.dump(trace, open(sys.argv[2], "w"))
+PY
+    bad_case "distributedInfo.rank $value" "carries no rank and its distributedInfo.rank is" -- "$card" "$lying" --ranks 0
+    expect_output "distributedInfo.rank $value: says why" "which names no rank (a whole number from 0 to 1000000000)"
+done
 
 finish
