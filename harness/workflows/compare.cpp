@@ -12,6 +12,7 @@
 #include "run/run_record.hpp"
 #include "util/error.hpp"
 #include "util/scratch_dir.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "workflows/sweep.hpp"
 
@@ -24,26 +25,57 @@ namespace harness {
 
 namespace {
 
-void flatten_into(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>& out) {
-    const auto child = [&prefix](const std::string& key) { return prefix.empty() ? key : prefix + "." + key; };
-    if (node.IsMap()) {
-        if (node.size() == 0 && !prefix.empty()) {
-            out[prefix] = "{}";
-        }
-        for (const auto& item : node) {
-            flatten_into(item.second, child(item.first.as<std::string>()), out);
-        }
-    } else if (node.IsSequence()) {
-        if (node.size() == 0) {
-            out[prefix] = "[]";
-        }
-        for (std::size_t i = 0; i < node.size(); ++i) {
-            flatten_into(node[i], child(std::to_string(i)), out);
-        }
-    } else {
-        out[prefix] = node.IsScalar() ? node.Scalar() : std::string();
+/// A value as compared and shown: itself, or past k_max_compared_value_bytes its first bytes,
+/// its size and its digest, so that two long values still compare equal only when they are.
+std::string compared_value(std::string value) {
+    if (value.size() <= k_max_compared_value_bytes) {
+        return value;
     }
+    const std::string digest = sha256_hex(value);
+    const std::size_t size = value.size();
+    value.resize(k_max_compared_value_bytes);
+    while (!value.empty() && (static_cast<unsigned char>(value.back()) & 0xC0) == 0x80) {
+        value.pop_back(); // not through a UTF-8 sequence
+    }
+    if (!value.empty() && static_cast<unsigned char>(value.back()) >= 0xC0) {
+        value.pop_back();
+    }
+    return fmt::format("{}... ({} bytes, sha256 {})", value, size, digest.substr(0, 16));
 }
+
+struct Flattening {
+    std::map<std::string, std::string>& out;
+    std::size_t left_out = 0;
+
+    void leaf(const std::string& path, std::string value) {
+        if (out.size() >= k_max_compared_card_paths && out.count(path) == 0) {
+            ++left_out;
+        } else {
+            out[path] = compared_value(std::move(value));
+        }
+    }
+
+    void into(const YAML::Node& node, const std::string& prefix) {
+        const auto child = [&prefix](const std::string& key) { return prefix.empty() ? key : prefix + "." + key; };
+        if (node.IsMap()) {
+            if (node.size() == 0 && !prefix.empty()) {
+                leaf(prefix, "{}");
+            }
+            for (const auto& item : node) {
+                into(item.second, child(item.first.as<std::string>()));
+            }
+        } else if (node.IsSequence()) {
+            if (node.size() == 0) {
+                leaf(prefix, "[]");
+            }
+            for (std::size_t i = 0; i < node.size(); ++i) {
+                into(node[i], child(std::to_string(i)));
+            }
+        } else {
+            leaf(prefix, node.IsScalar() ? node.Scalar() : std::string());
+        }
+    }
+};
 
 /// metrics.json as `bundle_metrics` writes it, checked field by field: a hand-edited file must
 /// not turn into a wrong bar on a chart.
@@ -180,7 +212,7 @@ void read_card(const fs::path& file, ComparedRun& run) {
     if (!fs::is_regular_file(file)) {
         throw input_error(fmt::format("{}: {} is missing", run.input, file.filename().string()));
     }
-    run.card = flatten_card(YamlDocument::load(file).root());
+    run.card = flatten_card(YamlDocument::load(file).root(), &run.card_paths_left_out);
 }
 
 /// A bundle's numbers are only worth showing when its files are the ones it was packed with.
@@ -280,9 +312,13 @@ const std::vector<std::string>& ignored_card_paths() {
     return paths;
 }
 
-std::map<std::string, std::string> flatten_card(const YAML::Node& node) {
+std::map<std::string, std::string> flatten_card(const YAML::Node& node, std::size_t* left_out) {
     std::map<std::string, std::string> out;
-    flatten_into(node, "", out);
+    Flattening flattening{out};
+    flattening.into(node, "");
+    if (left_out != nullptr) {
+        *left_out = flattening.left_out;
+    }
     return out;
 }
 
@@ -532,6 +568,7 @@ Json comparison_to_json(const Comparison& comparison) {
         breakdown["overlapped"] = optional_json(run.breakdown.overlapped);
         breakdown["why"] = run.breakdown.why;
         entry["breakdown"] = std::move(breakdown);
+        entry["card_paths_left_out"] = static_cast<long long>(run.card_paths_left_out);
         add_glance_json(comparison, i, entry);
         runs.push_back(std::move(entry));
     }
@@ -573,6 +610,21 @@ Json comparison_to_json(const Comparison& comparison) {
     out["missing"] = std::move(missing);
     out["left_out"] = json_string_array(comparison.left_out);
     out["not_matching"] = static_cast<long long>(comparison.not_matching);
+    return out;
+}
+
+std::string card_bounds_note(const Comparison& comparison) {
+    std::string out;
+    if (comparison.differences.size() > k_max_shown_differences) {
+        out += fmt::format("  ... and {} more differing path(s) (compare --json lists every one)\n",
+                           comparison.differences.size() - k_max_shown_differences);
+    }
+    for (const ComparedRun& run : comparison.runs) {
+        if (run.card_paths_left_out > 0) {
+            out += fmt::format("  note: {}'s card has more than {} paths; {} were not compared\n", run.name, k_max_compared_card_paths,
+                               run.card_paths_left_out);
+        }
+    }
     return out;
 }
 
@@ -652,11 +704,13 @@ std::string comparison_table(const Comparison& comparison) {
     }
     if (comparison.differences.empty()) {
         out += fmt::format("\nThe cards are the same (apart from {}).\n", join(ignored_card_paths(), ", "));
-        return out;
+        return out + card_bounds_note(comparison);
     }
     out += fmt::format("\nCard differences ({} path{}; {} not compared):\n", comparison.differences.size(),
                        comparison.differences.size() == 1 ? "" : "s", join(ignored_card_paths(), ", "));
-    for (const CardDifference& difference : comparison.differences) {
+    const std::size_t shown = std::min(comparison.differences.size(), k_max_shown_differences);
+    for (std::size_t d = 0; d < shown; ++d) {
+        const CardDifference& difference = comparison.differences[d];
         out += "  " + difference.path + "\n";
         for (std::size_t i = 0; i < comparison.runs.size(); ++i) {
             const auto& value = difference.values[i];
@@ -664,6 +718,7 @@ std::string comparison_table(const Comparison& comparison) {
                                value ? (value->empty() ? std::string("(empty)") : *value) : std::string("(absent)"));
         }
     }
+    out += card_bounds_note(comparison);
     return out;
 }
 

@@ -70,6 +70,7 @@ struct ComparedRun {
     std::string name;                              ///< the bundle's <name>, or the run id
     std::string metrics_source;                    ///< "metrics.json" or "computed from the traces"
     std::map<std::string, std::string> card;       ///< flatten_card() of the card
+    std::size_t card_paths_left_out = 0;           ///< paths past k_max_compared_card_paths, not compared
     std::map<std::string, ComparedMetric> metrics; ///< by metric name
     StepBreakdown breakdown;
     std::string label;                  ///< the differing values, "bs=16 seq=64" (run_labels())
@@ -116,9 +117,19 @@ struct CompareOptions {
 /// two bundles and says nothing about the runs.
 const std::vector<std::string>& ignored_card_paths();
 
+/// Bounds on what compare reads of a card and shows of it: a 76 KB bundle's card can expand
+/// through aliases to a million nodes (within the YAML limits), and each of its paths would be a
+/// line of text and a row of the page. The first paths are compared and the rest counted; a long
+/// value is compared and shown as its first bytes, its size and its sha256.
+constexpr std::size_t k_max_compared_card_paths = 10000;
+constexpr std::size_t k_max_compared_value_bytes = 256;
+/// Differing paths printed or drawn at most; --json lists every path compared.
+constexpr std::size_t k_max_shown_differences = 200;
+
 /// Scalars of `node` by dotted path ("launch.steps"); sequence items get their index
-/// ("metric_source.traces.0"); null scalars read "" and empty collections "[]"/"{}".
-std::map<std::string, std::string> flatten_card(const YAML::Node& node);
+/// ("metric_source.traces.0"); null scalars read "" and empty collections "[]"/"{}". At most
+/// k_max_compared_card_paths paths; `left_out`, when given, counts the leaves past them.
+std::map<std::string, std::string> flatten_card(const YAML::Node& node, std::size_t* left_out = nullptr);
 
 /// overlapped = total_communication_time x compute_comm_overlap / 100, exposed = communication
 /// - overlapped, compute = avg_step_time - exposed (all per step). Missing when any input is.
@@ -178,5 +189,9 @@ Json comparison_to_json(const Comparison& comparison);
 
 /// The ranking, the headline metrics and the card differences as aligned text for people.
 std::string comparison_table(const Comparison& comparison);
+
+/// What the card bounds left out, a line each ("" when nothing): differing paths not shown, and
+/// each card flattened to more paths than were compared. For the table and the page.
+std::string card_bounds_note(const Comparison& comparison);
 
 } // namespace harness

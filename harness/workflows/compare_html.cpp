@@ -447,7 +447,9 @@ std::string differences_table(const Comparison& comparison) {
         out += "<th title=\"" + html_escape(run.name) + "\">" + html_escape(run.label) + "</th>";
     }
     out += "</tr>";
-    for (const CardDifference& difference : comparison.differences) {
+    const std::size_t shown = std::min(comparison.differences.size(), k_max_shown_differences);
+    for (std::size_t d = 0; d < shown; ++d) {
+        const CardDifference& difference = comparison.differences[d];
         out += "<tr><td>" + html_escape(difference.path) + "</td>";
         for (const auto& value : difference.values) {
             out += "<td>" + (value ? (value->empty() ? std::string("<i>empty</i>") : html_escape(*value)) : "<i>absent</i>") + "</td>";
@@ -457,7 +459,11 @@ std::string differences_table(const Comparison& comparison) {
     if (comparison.differences.empty()) {
         out += fmt::format("<tr><td colspan=\"{}\">the cards are the same</td></tr>", comparison.runs.size() + 1);
     }
-    return out + "</table>";
+    out += "</table>";
+    if (const std::string note = card_bounds_note(comparison); !note.empty()) {
+        out += "<p class=\"note\">" + html_escape(note) + "</p>";
+    }
+    return out;
 }
 
 } // namespace

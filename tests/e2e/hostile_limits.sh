@@ -89,6 +89,33 @@ expect_status 1 "verify: an alias bomb in the card is invalid" -- capped verify 
 expect_output "the bomb is named" "an alias bomb?"
 expect_status 2 "compare: the alias bomb is refused, not walked" -- capped compare "$SCRATCH/alias.tar.zst" "$archive"
 expect_output "compare names the bound" "CCL_HARNESS_MAX_YAML_EXPANDED"
+# 3b. Within the bound, amplification: a card of ~600,000 nodes and a 300 KB value aliased 50
+# times, in a bundle of a few tens of KB. compare compares the first 10,000 paths, prints at most
+# 200 differing ones and bounds each value; it says what it left out.
+dir=$(variant amplified)
+{
+    "$PY" -c 'print("a_long: &l " + "x" * 300000); print("a_longs: [" + ",".join(["*l"] * 50) + "]")'
+    echo 'amp0: &b0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'
+    for i in 1 2 3 4 5; do
+        p=$((i - 1))
+        echo "amp$i: &b$i [*b$p,*b$p,*b$p,*b$p,*b$p,*b$p,*b$p,*b$p,*b$p]"
+    done
+} >>"$dir/$name.yaml"
+repack amplified
+size=$(stat -c %s "$SCRATCH/amplified.tar.zst")
+[ "$size" -lt 200000 ] && pass || fail "the amplifying bundle is not small: $size bytes"
+expect_status 0 "compare: an amplifying card is compared within bounds" -- \
+    capped compare "$SCRATCH/amplified.tar.zst" "$archive" --html "$SCRATCH/amplified.html"
+[ "${#OUT}" -lt 200000 ] && pass || fail "compare printed ${#OUT} bytes for a small bundle"
+page=$(stat -c %s "$SCRATCH/amplified.html")
+[ "$page" -lt 2000000 ] && pass || fail "compare wrote a $page-byte page"
+expect_output "what was not compared is said" "card has more than 10000 paths"
+expect_output "what was not shown is said" "more differing path(s) (compare --json lists every one)"
+expect_output "a long value is shown by its size and digest" "... (300000 bytes, sha256 "
+grep -q "card has more than 10000 paths" "$SCRATCH/amplified.html" && pass || fail "the page does not say what it left out"
+OUT=$(capped compare --json "$SCRATCH/amplified.tar.zst" "$archive" 2>&1) || fail "compare --json: $OUT"
+"$PY" -c 'import json,sys; j=json.loads(sys.stdin.read()); assert max(r["card_paths_left_out"] for r in j["runs"]) > 500000, j["runs"]; assert len(j["differences"]) <= 10050' <<<"$OUT" &&
+    pass || fail "compare --json: card_paths_left_out or the differences unbounded"
 big="$SCRATCH/big.yaml"
 "$PY" -c 'import sys; f=open(sys.argv[1],"w"); f.write("version: 1\n"); [f.write("k%d: %s\n" % (i, "x"*60)) for i in range(130000)]' "$big"
 expect_status 2 "validate: an 8 MB card is refused by size" -- capped validate "$big"
