@@ -1,5 +1,6 @@
 #include "run/executor.hpp"
 #include "util/error.hpp"
+#include "util/quote.hpp"
 #include "util/fs.hpp"
 #include "util/interrupt.hpp"
 #include "util/process.hpp"
@@ -72,16 +73,30 @@ public:
     std::size_t redacted() const { return m_scrubber.replaced(); }
 
 private:
+    /// A line as the terminal shows it: a progress bar's carriage returns leave only the last
+    /// state, and what is left is escaped, because a workload's output (a stranger's, under
+    /// `reproduce --use-bundled-scripts`) must not move the cursor or recolour the harness's lines.
+    /// The log keeps the bytes as they came.
+    static std::string shown(std::string_view line) {
+        while (!line.empty() && line.back() == '\r') {
+            line.remove_suffix(1);
+        }
+        if (const std::size_t cr = line.rfind('\r'); cr != std::string_view::npos) {
+            line.remove_prefix(cr + 1);
+        }
+        return terminal_text(line);
+    }
+
     void emit(const std::string& text, std::ostream& out, bool flush_partial) {
         write_all(text);
         m_pending += text;
         std::size_t newline = 0;
         while ((newline = m_pending.find('\n')) != std::string::npos) {
-            out << fmt::format("[{}] {}\n", m_label, std::string_view(m_pending).substr(0, newline));
+            out << fmt::format("[{}] {}\n", m_label, shown(std::string_view(m_pending).substr(0, newline)));
             m_pending.erase(0, newline + 1);
         }
         if (flush_partial && !m_pending.empty()) {
-            out << fmt::format("[{}] {}\n", m_label, m_pending);
+            out << fmt::format("[{}] {}\n", m_label, shown(m_pending));
             m_pending.clear();
         }
         out.flush();

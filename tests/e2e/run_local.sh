@@ -57,6 +57,15 @@ expect_output "log tail reported" "rank 1: simulated crash"
 expect_json "$run/run.json" 'j["ranks"][1]["exit_code"]' 3 "rank 1 exit code"
 expect_json "$run/run.json" 'j["ranks"][0]["signal"]' 15 "rank 0 was not stopped with SIGTERM"
 
+# Issue 31: a workload's output reaches the terminal escaped (its log keeps the bytes), and a
+# progress bar's carriage returns leave its last state, as a terminal would show it.
+expect_status 0 "a workload printing escape sequences" -- env MISBEHAVE=escapes "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \
+    --set launch.script=misbehave.py --results "$results"
+if grep -q $'\x1b' <<<"$OUT"; then fail "an escape sequence reached the terminal"; else pass; fi
+expect_output "shown escaped" '[rank_0] \x1b]0;owned\x07\x1b[2Jrank 0 cleared your screen'
+expect_output "a progress bar's last state" '[rank_1] 100%|####|'
+grep -q $'\x1b\[2J' "$(latest_run)/logs/rank_0.log" && pass || fail "the log lost the workload's bytes: $(ls "$(latest_run)/logs")"
+
 expect_status 1 "time limit" -- env MISBEHAVE="sleep" "$CCL_HARNESS" run "$work/tiny-ddp.yaml" \
     --set launch.script=misbehave.py --set launch.time_limit=00:00:02 --results "$results" --grace 1
 run=$(latest_run)
