@@ -84,7 +84,24 @@ metrics::MetricsReport metrics_of_input(const fs::path& path, const metrics::Met
     }
     const ScratchDir scratch({}, "metrics");
     const fs::path unpacked = scratch.path() / "bundle";
-    metrics::MetricsReport report = metrics::compute_metrics(unpack_bundle(path, unpacked), options);
+    const std::string shown = path.string() + ":";
+    metrics::MetricsReport report;
+    try {
+        report = metrics::compute_metrics(unpack_bundle(path, unpacked), options);
+    } catch (const ScratchSpaceError&) {
+        throw; // a full $TMPDIR: the message names it, not the bundle
+    } catch (const HarnessError& error) {
+        throw HarnessError(with_scratch_paths_shown(error.what(), unpacked, shown), error.code());
+    }
+    for (metrics::MetricValue& metric : report.metrics) {
+        metric.why = with_scratch_paths_shown(std::move(metric.why), unpacked, shown);
+        for (std::string& note : metric.notes) {
+            note = with_scratch_paths_shown(std::move(note), unpacked, shown);
+        }
+    }
+    for (std::string& note : report.notes) {
+        note = with_scratch_paths_shown(std::move(note), unpacked, shown);
+    }
     report.path = path;
     if (report.card) {
         report.card = fs::relative(*report.card, unpacked);

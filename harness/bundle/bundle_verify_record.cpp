@@ -5,6 +5,7 @@
 #include "run/run_directory.hpp"
 #include "trace/rank_set.hpp"
 #include "util/error.hpp"
+#include "util/scratch_dir.hpp"
 #include "util/json.hpp"
 #include "util/quote.hpp"
 #include "util/safe_name.hpp"
@@ -152,7 +153,7 @@ void check_metrics(const fs::path& dir, Problems& problems, Problems& warnings) 
     try {
         recomputed = bundle_metrics(dir);
     } catch (const HarnessError& error) {
-        problems.push_back({k_metrics_name, fmt::format("cannot recompute: {}", error.what())});
+        problems.push_back({k_metrics_name, fmt::format("cannot recompute: {}", with_scratch_paths_shown(error.what(), dir, ""))});
         return;
     }
     for (std::string& problem : compare_bundle_metrics(stored, recomputed)) {

@@ -44,4 +44,19 @@ ScratchDir::~ScratchDir() {
     fs::remove_all(m_path, ec);
 }
 
+std::string with_scratch_paths_shown(std::string text, const fs::path& dir, std::string_view shown) {
+    std::string base = dir.lexically_normal().string();
+    while (base.size() > 1 && base.back() == '/') {
+        base.pop_back();
+    }
+    if (base.empty() || base == "/") {
+        return text;
+    }
+    const std::string prefix = base + "/";
+    for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + shown.size())) {
+        text.replace(at, prefix.size(), shown);
+    }
+    return text;
+}
+
 } // namespace harness

@@ -4,6 +4,7 @@
 #include "util/fs.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace harness {
 
@@ -21,6 +22,12 @@ bool is_out_of_space(int error_number);
 /// Throws ScratchSpaceError when `error_number` is out of space (see above); returns otherwise,
 /// so the caller throws its own error for anything else.
 void throw_if_out_of_space(int error_number, const fs::path& where);
+
+/// `text` with every path under `dir` (a scratch directory a bundle was unpacked into) named as
+/// `shown` followed by the path inside: a message about an unpacked file names the bundle the user
+/// gave ("run.tar.zst:run/kineto_trace_0.json"), never a temporary directory that is gone when the
+/// message is read. An empty `shown` leaves the path relative to `dir`.
+std::string with_scratch_paths_shown(std::string text, const fs::path& dir, std::string_view shown);
 
 class ScratchDir {
 public:

@@ -361,7 +361,13 @@ ComparedRun load_compared_run(const fs::path& input, const CompareOptions& optio
     case InputKind::packed_bundle: {
         run.kind = "bundle";
         const ScratchDir scratch(options.scratch_root, "compare");
-        load_bundle_dir(unpack_bundle(input, scratch.path() / "bundle"), run);
+        try {
+            load_bundle_dir(unpack_bundle(input, scratch.path() / "bundle"), run);
+        } catch (const ScratchSpaceError&) {
+            throw; // a full $TMPDIR: the message names it, not the bundle
+        } catch (const HarnessError& error) {
+            throw HarnessError(with_scratch_paths_shown(error.what(), scratch.path() / "bundle", run.input + ":"), error.code());
+        }
         return run;
     }
     case InputKind::bundle_dir:

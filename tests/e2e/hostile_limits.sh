@@ -127,6 +127,18 @@ printf '? [a, b]\n: 1\n' >>"$dir/$name.yaml"
 repack keys
 expect_status 1 "verify: a sequence as a mapping key is invalid" -- h verify "$SCRATCH/keys.tar.zst"
 expect_output "key refused with its position" "a mapping key must be a scalar"
+# Issue 31: errors about a packed bundle's files name the bundle, never the scratch directory it
+# was unpacked into (gone when the message is read, and none of the reader's business).
+expect_status 2 "compare: the bad key" -- h compare "$SCRATCH/keys.tar.zst" "$archive"
+expect_output "compare names the file in the bundle" "keys.tar.zst:$name/$name.yaml:"
+if grep -q "ccl-harness-compare-" <<<"$OUT"; then fail "compare showed its scratch directory: $OUT"; else pass; fi
+h metrics "$SCRATCH/keys.tar.zst" >"$SCRATCH/keys.metrics" 2>&1 || true
+grep -q "keys.tar.zst:$name/$name.yaml:" "$SCRATCH/keys.metrics" && pass || fail "metrics: $(cat "$SCRATCH/keys.metrics")"
+if grep -q "ccl-harness-metrics-" "$SCRATCH/keys.metrics"; then fail "metrics showed its scratch directory"; else pass; fi
+expect_status 2 "metrics: the deep trace in a packed bundle" -- capped metrics "$SCRATCH/deep.tar.zst"
+expect_output "metrics names the trace in the bundle" "deep.tar.zst:$name/kineto_trace_0.json: byte"
+expect_status 1 "verify: the deep trace" -- capped verify "$SCRATCH/deep.tar.zst"
+if grep -q "ccl-harness-verify-" <<<"$OUT"; then fail "verify showed its scratch directory: $OUT"; else pass; fi
 printf 'version: 1\n{a: 1}: 2\n' >"$SCRATCH/flowkey.yaml"
 expect_status 2 "validate: a flow mapping as a key" -- h validate "$SCRATCH/flowkey.yaml"
 expect_output "position" "flowkey.yaml:2:1: a mapping key must be a scalar"
