@@ -9,6 +9,7 @@
 #include "run/run_record.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/quote.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
 #include "workflows/run_workload.hpp"
@@ -378,7 +379,7 @@ void settle_point(SweepPoint& point, const RunOutcome& ran, const std::string& e
         point.reason = ran.reason;
         if (!ran.pack_error.empty()) {
             point.reason = "packing failed: " + ran.pack_error;
-            out << fmt::format("ccl-harness: error: {}\n", point.reason);
+            out << fmt::format("ccl-harness: error: {}\n", terminal_text(point.reason, true));
         }
     }
     point.exit_code = code;
@@ -394,7 +395,11 @@ void settle_point(SweepPoint& point, const RunOutcome& ran, const std::string& e
     }
 }
 
-std::string point_label(const SweepPoint& point) { return point.overrides.empty() ? "(card as is)" : join(point.overrides, " "); }
+// Overrides come from sweep.json on --resume: a directory handed over may hold any text, and
+// each label is printed; escaped one line each.
+std::string point_label(const SweepPoint& point) {
+    return point.overrides.empty() ? "(card as is)" : terminal_text(join(point.overrides, " "));
+}
 
 namespace {
 
@@ -531,7 +536,7 @@ SweepOutcome run_sweep(const SweepOptions& options, std::ostream& out) {
         point.state = point.reason.empty() ? PointState::pending : PointState::skipped;
         runnable += point.reason.empty() ? 1U : 0U;
         out << fmt::format("  {} {}{}\n", point.reason.empty() ? "run " : "skip", point_label(point),
-                           point.reason.empty() ? "" : ": " + point.reason);
+                           point.reason.empty() ? "" : ": " + terminal_text(point.reason));
         record.points.push_back(std::move(point));
     }
     out << fmt::format("sweep of {}: {} point(s), {} to run, {} skipped by validate --strict\n", base.name(), matrix.size(), runnable,
@@ -614,7 +619,7 @@ std::string format_sweep_outcome(const SweepOutcome& outcome) {
                                    count(PointState::cancelled), count(PointState::pending), outcome.sweep_dir.string());
     for (const auto& point : outcome.points) {
         if (point.state == PointState::failed) {
-            text += fmt::format("  failed: {}: {}\n", point_label(point), point.reason);
+            text += fmt::format("  failed: {}: {}\n", point_label(point), terminal_text(point.reason));
         }
     }
     if (outcome.interrupted) {

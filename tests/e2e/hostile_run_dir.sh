@@ -99,6 +99,27 @@ ln -s "$SCRATCH/elsewhere.json" "$dir/run.json"
 expect_status 2 "attach, run.json a link" -- stubbed "$CCL_HARNESS" attach "$dir"
 expect_output "attach, run.json a link: says so" "run.json is a symbolic link"
 
+# 2b. A sweep directory is input too: sweep.json's overrides are printed by --resume, escaped
+# one line each (a newline drew a fake progress line, an escape sequence cleared the screen).
+sweep_work="$SCRATCH/sweep-card"
+mkdir -p "$sweep_work"
+cp workloads/tiny-ddp/tiny-ddp.yaml tests/e2e/fixtures/misbehave.py "$sweep_work/"
+expect_status 0 "a one-point local sweep" -- "$CCL_HARNESS" sweep "$sweep_work/tiny-ddp.yaml" --cluster local \
+    --vary launch.script=misbehave.py --results "$SCRATCH/sweeps"
+sweep_dir=$(ls -d "$SCRATCH/sweeps"/sweep-*/ | head -n 1)
+/usr/bin/python3 - "$sweep_dir/sweep.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+s = json.load(open(path))
+s["points"][0].update(state="pending", run_dir="", bundle="", reason="",
+                      overrides=["launch.steps=1\u001b[2J\nsweep x: point 1/1: (card as is)"])
+json.dump(s, open(path, "w"))
+PY
+OUT=$("$CCL_HARNESS" sweep --resume "$sweep_dir" 2>&1) || true
+if grep -q $'\x1b' <<<"$OUT"; then fail "resume printed an escape sequence: $OUT"; else pass; fi
+if grep -q "^sweep x: point 1/1" <<<"$OUT"; then fail "an override drew its own line: $OUT"; else pass; fi
+expect_output "resume shows the override escaped" 'launch.steps=1\x1b[2J\nsweep x: point 1/1'
+
 # 3. On the test cluster: a real run directory with traces/ linked elsewhere, and the second Ctrl-C.
 cluster=clusters/slurm-local/cluster.sh
 if ! bash "$cluster" start >/dev/null 2>&1; then
