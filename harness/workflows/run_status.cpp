@@ -123,32 +123,33 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
         }
         return run;
     }
-    run.state = record->string_or("state", "unknown");
+    // Every field checked by the one reader of run.json's fields: a run directory is input, and
+    // what status shows of it must be what attach and compare would accept.
+    RunRecord typed;
+    try {
+        typed = RunRecord::from_json(*record);
+    } catch (const HarnessError& error) {
+        run.problem = error.what();
+        return run;
+    }
+    run.state = to_string(typed.state);
     if (!is_final_state_name(run.state) && recorded_harness_gone(*record)) {
         // The record stopped where the harness did: its state is not the run's (Slurm's rule:
         // a job's state comes from what runs it, not from a stale record).
-        const std::string detached = record->string_or("detached_job");
+        const std::string& detached = typed.detached_job;
         run.problem = fmt::format(
-            "recorded as {} by harness pid {}, which is gone{}", run.state, record->find("harness")->find("pid")->as_int(),
+            "recorded as {} by harness pid {}, which is gone{}", run.state, typed.harness_pid,
             detached.empty() ? "; its ranks died with it"
                              : fmt::format("; Slurm job {} was detached and may still run (squeue -j {})", detached, detached));
         run.state = k_harness_died;
     }
-    run.card = record->string_or("card");
-    if (const Json* overrides = record->find("overrides"); overrides != nullptr && overrides->is_array()) {
-        for (const Json& item : overrides->as_array()) {
-            if (item.is_string()) {
-                run.overrides.push_back(item.as_string());
-            }
-        }
-    }
-    run.target = record->string_or("target");
-    const Json* transitions = record->find("transitions");
-    if (transitions != nullptr && transitions->is_array() && !transitions->as_array().empty()) {
-        run.start = transitions->as_array().front().string_or("time");
-        const std::string last = transitions->as_array().back().string_or("state");
-        if (is_final_state_name(last)) {
-            run.end = transitions->as_array().back().string_or("time");
+    run.card = typed.card;
+    run.overrides = typed.overrides;
+    run.target = typed.target;
+    if (!typed.transitions.empty()) {
+        run.start = typed.transitions.front().second;
+        if (is_final_state_name(typed.transitions.back().first)) {
+            run.end = typed.transitions.back().second;
             run.duration_s = seconds_between(run.start, run.end);
         }
     }

@@ -76,6 +76,12 @@ if grep -q $'\x1b\|\r' "$SCRATCH/tqdm.out"; then fail "raw control characters pr
 expect_status 2 "compare, a hostile run directory" -- stubbed "$CCL_HARNESS" compare "$hostile/an-option-as-job-id" \
     "$hostile/an-option-as-job-id"
 expect_output "compare names run.json and the field" "run.json: job_ids[0]"
+# status reads run.json through the same checks: each hostile record is listed unreadable, with
+# the field that makes it so (it showed "submitted" for a job id that is an option).
+expect_status 0 "status over the hostile run directories" -- "$CCL_HARNESS" status "$hostile"
+expect_output "status names the job id field" 'run.json: job_ids[0]: "--user=root": not a Slurm job id'
+expect_output "status names the target field" 'run.json: target: control character in'
+if grep -E -q "^an-option-as-job-id +(submitted|running)" <<<"$OUT"; then fail "status took the record's state: $OUT"; else pass; fi
 
 # 2. Symbolic links for the run directory's folders: refused (2), nothing written where they point.
 victim="$SCRATCH/victim"
