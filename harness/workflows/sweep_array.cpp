@@ -260,7 +260,24 @@ void run_points_as_arrays(SweepRecord& record, const fs::path& dir, const SweepO
         out << fmt::format("\ninterrupted: cancelling job array(s) {}\n", join(ids, ", "));
     };
     SystemSlurmWaiter waiter;
-    follow_slurm_arrays(arrays, client, followed, waiter, static_cast<double>(std::max(600LL, longest)), events);
+    try {
+        follow_slurm_arrays(arrays, client, followed, waiter, static_cast<double>(std::max(600LL, longest)), events);
+    } catch (const HarnessError& error) {
+        if (error.code() != k_exit_interrupted) {
+            throw;
+        }
+        // The wait after scancel was cut short: each task not yet ended keeps its run open with the
+        // cancel pending, as a single run's does, so that `attach` sends it again and finishes it.
+        for (const FollowedArray& array : followed) {
+            for (const std::size_t index : array.indices) {
+                StagedRun& run = *staged.at(index);
+                if (!is_final(run.record.state)) {
+                    record_cancel_pending(run.record, fmt::format("{}_{}", array.array_id, index), error.what(), run.dir.path);
+                }
+            }
+        }
+        throw;
+    }
 }
 
 } // namespace harness

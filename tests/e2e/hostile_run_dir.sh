@@ -195,4 +195,26 @@ expect_output "attach says it cancels again" "its cancel was pending; sending sc
 expect_eq "attach: the run is cancelled" cancelled "$(run_json "$run" 'r["state"]')"
 scontrol show job "$job" | grep -q "JobState=CANCELLED" && pass || fail "job $job not cancelled in Slurm"
 
+# The same for a sweep's job array: each task's run keeps its cancel pending, for attach.
+(MISBEHAVE=sleep PATH="$stubs-scancel:$PATH" exec "$CCL_HARNESS" sweep "$work/tiny-ddp.yaml" --cluster slurm-local \
+    --vary launch.script=misbehave.py --results "$results") >"$SCRATCH/twice-array.log" 2>&1 &
+harness=$!
+wait_for "$SCRATCH/twice-array.log" "RUNNING" 60 || fail "the array task never ran: $(cat "$SCRATCH/twice-array.log")"
+array=$(sed -n 's/.*submitted job array \([0-9]*\).*/\1/p' "$SCRATCH/twice-array.log")
+kill -INT "$harness"
+wait_for "$SCRATCH/twice-array.log" "cancelling job array" 10 || fail "no cancel: $(cat "$SCRATCH/twice-array.log")"
+sleep 2
+kill -INT "$harness"
+status=0
+wait "$harness" || status=$?
+expect_eq "the sweep's second Ctrl-C: exit status" 130 "$status"
+sweep_dir=$(ls -dt "$results"/sweep-*/ | head -n 1)
+task_run=$(dirname "$(ls "$sweep_dir"*/run.json | head -n 1)")
+task_run=${task_run%/}
+expect_eq "array: the task's run keeps its cancel pending" "${array}_0" "$(run_json "$task_run" 'r["scheduler"].get("cancel_pending")')"
+expect_eq "array: the task's run stays open" True "$(run_json "$task_run" 'r["state"] in ("submitted", "running")')"
+expect_status 130 "attach finishes the array task's pending cancel" -- "$CCL_HARNESS" attach "$task_run" --no-pack
+expect_output "attach cancels the task again" "its cancel was pending; sending scancel again"
+expect_eq "array: the task's run is cancelled" cancelled "$(run_json "$task_run" 'r["state"]')"
+
 finish
