@@ -1,12 +1,15 @@
 #include "bundle/bundle_verify_checks.hpp"
 
-#include "card/yaml_document.hpp"
+#include "card/card.hpp"
+#include "card/pyyaml_reading.hpp"
 #include "card/schema.hpp"
+#include "card/yaml_document.hpp"
 #include "metrics/nsys_sqlite.hpp"
 #include "plan/validate.hpp"
 #include "trace/rank_set.hpp"
 #include "trace/trace_names.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
 
@@ -268,6 +271,17 @@ void check_rank_count(const YamlDocument& doc, const fs::path& dir, const HeldTr
     }
 }
 
+/// The card as the CCL-Bench tools read it (yaml.safe_load, card/pyyaml_reading.hpp): what loses
+/// its meaning there, or keeps the card from loading at all, is a problem; a change of type alone
+/// (a date where the harness reads text) is a warning.
+void check_pyyaml_reading(const fs::path& card_path, const YamlDocument& doc, const fs::path& dir, BundleReport& report) {
+    const Diagnostics found = pyyaml_reading(read_file(card_path), doc, card_schema());
+    for (const Diagnostic& d : found.items()) {
+        BundleProblem problem{relative_location(d.location, dir), d.field.empty() ? d.message : d.field + ": " + d.message};
+        (d.severity == Severity::error ? report.problems : report.warnings).push_back(std::move(problem));
+    }
+}
+
 } // namespace
 
 void check_card(const fs::path& dir, const std::vector<std::string>& files, const PlannedTraces& planned, BundleReport& report) {
@@ -309,6 +323,7 @@ void check_card(const fs::path& dir, const std::vector<std::string>& files, cons
         check_trace_kinds(doc, dir, held, report);
         check_nsys_exports(doc, dir, files, report);
         check_rank_count(doc, dir, held, planned, report);
+        check_pyyaml_reading(card_path, doc, dir, report);
     } catch (const HarnessError&) {
         // validate_file has reported why the card cannot be read.
     }

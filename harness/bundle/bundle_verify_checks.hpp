@@ -82,7 +82,8 @@ void check_window(const PlannedTraces& planned, BundleReport& report);
 
 /// <name>.yaml: present, valid (validate's errors), its trace_url, metric_source.traces and
 /// total_count (or, partial, metric_source.ranks_present, read into report.ranks_present) against
-/// the traces held (check_traces has filled report.traces).
+/// the traces held (check_traces has filled report.traces), and the card as PyYAML reads it
+/// (card/pyyaml_reading.hpp: what loses meaning there is a problem).
 void check_card(const fs::path& dir, const std::vector<std::string>& files, const PlannedTraces& planned, BundleReport& report);
 
 } // namespace harness::verify_checks

@@ -1,5 +1,7 @@
 #include "card/yaml_document.hpp"
 
+#include "card/pyyaml_reading.hpp"
+
 #include "util/error.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
@@ -174,32 +176,26 @@ bool matches_any(const std::string& text, std::initializer_list<std::string_view
     return std::any_of(words.begin(), words.end(), [&](std::string_view word) { return text == word; });
 }
 
-bool all_of_class(std::string_view text, std::string_view allowed) {
-    return !text.empty() && text.find_first_not_of(allowed) == std::string_view::npos;
-}
-
-/// What PyYAML (YAML 1.1, the CCL-Bench tools' parser) resolves differently from the YAML 1.2
-/// core schema we read with: its booleans beyond true/false, `=` (its value tag, which safe_load
-/// cannot construct), `<<`, octal 0NN, 0b/0x with underscores, 1_000, sexagesimal 1:30 and
-/// timestamps.
+/// Whether a plain `text` means something else to PyYAML (YAML 1.1, the CCL-Bench tools' parser)
+/// than the text itself: one rule, card/pyyaml_reading's (booleans beyond true/false, `=`, `<<`,
+/// null, timestamps, and numbers whose value is not their text: 1.10, 017, 1:30, 1_000, +12), plus
+/// the y/n that yaml-cpp reads as booleans. A number PyYAML reads as its own text (12, 1.5) is not.
 bool yaml11_special(const std::string& text) {
-    if (matches_any(text, {"y",  "Y",  "n",   "N",   "yes", "Yes", "YES", "no", "No",   "NO",   "on",
-                           "On", "ON", "off", "Off", "OFF", "=",   "<<",  "~",  "null", "Null", "NULL"})) {
+    if (matches_any(text, {"y", "Y", "n", "N"})) {
         return true;
     }
-    std::string_view body = text;
-    if (!body.empty() && (body.front() == '+' || body.front() == '-')) {
-        body.remove_prefix(1);
+    const PyYamlScalar read = pyyaml_plain_scalar(text);
+    switch (read.type) {
+    case PyYamlType::str: return false;
+    case PyYamlType::integer:
+    case PyYamlType::floating: return !read.refusal.empty() || read.shown != text;
+    case PyYamlType::boolean: return !matches_any(text, {"true", "True", "TRUE", "false", "False", "FALSE"}); // 1.2's too
+    case PyYamlType::null:
+    case PyYamlType::timestamp:
+    case PyYamlType::merge:
+    case PyYamlType::value: return true;
     }
-    constexpr std::string_view digits = "0123456789";
-    const bool numberish = !body.empty() && digits.find(body.front()) != std::string_view::npos;
-    if (numberish && (body.find('_') != std::string_view::npos || body.find(':') != std::string_view::npos ||
-                      (body.size() > 1 && body.front() == '0' && all_of_class(body, "01234567_")) ||
-                      (body.size() > 2 && body[0] == '0' && (body[1] == 'b' || body[1] == 'x' || body[1] == 'o')))) {
-        return true;
-    }
-    // 2001-12-14, 2001-12-14t21:59:43.10-05:00 ...: a date for PyYAML.
-    return text.size() >= 8 && all_of_class(std::string_view(text).substr(0, 4), digits) && text[4] == '-';
+    return true;
 }
 
 /// True when `text` reads back as exactly this string from a plain scalar in both YAML 1.1

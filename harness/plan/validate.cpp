@@ -2,10 +2,12 @@
 
 #include "card/card.hpp"
 #include "card/cluster.hpp"
+#include "card/pyyaml_reading.hpp"
 #include "plan/frameworks/contract.hpp"
 #include "plan/plan.hpp"
 #include "plan/resolve.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -47,6 +49,20 @@ void check_launch_args(const WorkloadCard& card, const Plan& plan, const fs::pat
     }
 }
 
+/// Where PyYAML, which the CCL-Bench tools read cards with, reads the card otherwise
+/// (card/pyyaml_reading.hpp): warnings, so a contributor learns before packing; under --strict its
+/// errors stay errors, as `verify` holds a bundle's card to them.
+void check_pyyaml_reading(const fs::path& file, const WorkloadCard& card, bool strict, Diagnostics& diagnostics) {
+    const Diagnostics found = pyyaml_reading(read_file(file), card.document(), card_schema());
+    for (const Diagnostic& d : found.items()) {
+        if (strict && d.severity == Severity::error) {
+            diagnostics.error(d.location, d.field, d.message);
+        } else {
+            diagnostics.warning(d.location, d.field, d.message);
+        }
+    }
+}
+
 } // namespace
 
 ValidationResult validate_file(const fs::path& file, const ValidateOptions& options) {
@@ -59,11 +75,14 @@ ValidationResult validate_file(const fs::path& file, const ValidateOptions& opti
             return result;
         }
         if (!options.strict) {
-            result.diagnostics = WorkloadCard::load(file, options.overrides).diagnostics();
+            const WorkloadCard card = WorkloadCard::load(file, options.overrides);
+            result.diagnostics = card.diagnostics();
+            check_pyyaml_reading(file, card, false, result.diagnostics);
             return result;
         }
         const Resolved resolved = resolve({file, options.overrides, options.cluster, true, options.home});
         result.diagnostics = resolved.diagnostics;
+        check_pyyaml_reading(file, resolved.card, true, result.diagnostics);
         if (resolved.plan) {
             check_launch_args(resolved.card, *resolved.plan, options.home, result.diagnostics);
         }
