@@ -60,6 +60,18 @@ expect_json() {
     fi
 }
 
+# metrics_value FILE EXPR: a Python expression over a `metrics --json` report in FILE (r: the
+# report; m: the metrics' values by name).
+metrics_value() {
+    /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); m={k: v["value"] for k, v in r["metrics"].items()}; print(eval(sys.argv[2]))' "$1" "$2"
+}
+# expect_metrics_true WHAT FILE EXPR: metrics_value FILE EXPR must print True.
+expect_metrics_true() {
+    local got
+    got=$(metrics_value "$2" "$3" 2>&1) || true
+    if [ "$got" = True ]; then pass; else fail "$1: $3 is $got"; fi
+}
+
 # expect_metrics BUNDLE [METRIC=WHY]...: `ccl-harness metrics --json BUNDLE` gives every metric a
 # value, except each METRIC named, which must be n/a with WHY in its reason (what the trace
 # cannot support, said by the metric itself).

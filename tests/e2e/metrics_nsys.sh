@@ -7,15 +7,6 @@ source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 make_export=tests/fixtures/nsys/make_nsys_export.py
 
-# json_value FILE EXPR: a Python expression over the --json report (r; m: the metrics' values).
-json_value() {
-    /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); m={k: v["value"] for k, v in r["metrics"].items()}; print(eval(sys.argv[2]))' "$1" "$2"
-}
-expect_true() { # expect_true WHAT FILE EXPR
-    local got
-    got=$(json_value "$2" "$3" 2>&1) || true
-    if [ "$got" = True ]; then pass; else fail "$1: $3 is $got"; fi
-}
 
 two="$SCRATCH/two"
 /usr/bin/python3 "$make_export" two_ranks "$two"
@@ -27,13 +18,13 @@ two="$SCRATCH/two"
 #    overlap: rank 0 all-reduce ∩ gemm [100,150] = 20 of 40 = 50 %; rank 1 [100,110] and [140,160]
 #    under gemm [100,160] = 30 of 70 = 42.857 %; mean 46.4286 %.
 "$CCL_HARNESS" metrics "$two" --json >"$SCRATCH/two.json" && pass || fail "metrics --json on two nsys exports"
-expect_true "step time" "$SCRATCH/two.json" 'abs(m["avg_step_time"] - 110e-6) < 1e-12'
-expect_true "comm time" "$SCRATCH/two.json" 'abs(m["total_communication_time"] - 55e-6) < 1e-12'
-expect_true "overlap" "$SCRATCH/two.json" 'abs(m["compute_comm_overlap"] - (50 + 300 / 7) / 2) < 1e-9'
-expect_true "both ranks from the exports" "$SCRATCH/two.json" \
+expect_metrics_true "step time" "$SCRATCH/two.json" 'abs(m["avg_step_time"] - 110e-6) < 1e-12'
+expect_metrics_true "comm time" "$SCRATCH/two.json" 'abs(m["total_communication_time"] - 55e-6) < 1e-12'
+expect_metrics_true "overlap" "$SCRATCH/two.json" 'abs(m["compute_comm_overlap"] - (50 + 300 / 7) / 2) < 1e-9'
+expect_metrics_true "both ranks from the exports" "$SCRATCH/two.json" \
     '[(x["rank"], x["format"], x["file"].split("/")[-1], x["kernels"], x["steps"]) for x in r["ranks"]] == [(0, "nsys-sqlite", "nsys_0.sqlite", 6, 3), (1, "nsys-sqlite", "nsys_1.sqlite", 5, 3)]'
-expect_true "the GPU from TARGET_INFO_GPU" "$SCRATCH/two.json" 'r["ranks"][0]["devices"] == ["NVIDIA A100-SXM4-40GB"]'
-expect_true "notes say where each rank was read from" "$SCRATCH/two.json" \
+expect_metrics_true "the GPU from TARGET_INFO_GPU" "$SCRATCH/two.json" 'r["ranks"][0]["devices"] == ["NVIDIA A100-SXM4-40GB"]'
+expect_metrics_true "notes say where each rank was read from" "$SCRATCH/two.json" \
     '"nsys_1.sqlite: read from the Nsight Systems export (rank 1)" in r["notes"]'
 
 # The same events as Kineto JSON: every metric the same value, so nothing downstream can tell.
@@ -57,16 +48,16 @@ mixed="$SCRATCH/mixed"
 mkdir -p "$mixed"
 cp "$two/kineto/kineto_trace_0.json" "$two/nsys_0.sqlite" "$two/nsys_1.sqlite" "$mixed/"
 "$CCL_HARNESS" metrics "$mixed" --json >"$SCRATCH/mixed.json" && pass || fail "metrics on Kineto + nsys"
-expect_true "rank 0 from Kineto, rank 1 from nsys" "$SCRATCH/mixed.json" \
+expect_metrics_true "rank 0 from Kineto, rank 1 from nsys" "$SCRATCH/mixed.json" \
     '[(x["rank"], x["format"]) for x in r["ranks"] if x["in_default"]] == [(0, "kineto"), (1, "nsys-sqlite")]'
-expect_true "the note says so" "$SCRATCH/mixed.json" '"nsys_0.sqlite: not read: rank 0 is read from its Kineto trace" in r["notes"]'
-expect_true "no rank counted twice" "$SCRATCH/mixed.json" 'abs(m["avg_step_time"] - 110e-6) < 1e-12'
+expect_metrics_true "the note says so" "$SCRATCH/mixed.json" '"nsys_0.sqlite: not read: rank 0 is read from its Kineto trace" in r["notes"]'
+expect_metrics_true "no rank counted twice" "$SCRATCH/mixed.json" 'abs(m["avg_step_time"] - 110e-6) < 1e-12'
 
 # 3. One export of a process that drove two GPUs: one rank per device.
 /usr/bin/python3 "$make_export" multi_device "$SCRATCH/serve.sqlite"
 "$CCL_HARNESS" metrics "$SCRATCH/serve.sqlite" --json >"$SCRATCH/serve.json" && pass || fail "metrics on a two-GPU export"
-expect_true "two ranks" "$SCRATCH/serve.json" '[(x["rank"], x["kernels"]) for x in r["ranks"]] == [(0, 6), (1, 6)]'
-expect_true "named in the notes" "$SCRATCH/serve.json" 'any("holds the kernels of 2 GPUs (deviceId 0, 1)" in n for n in r["notes"])'
+expect_metrics_true "two ranks" "$SCRATCH/serve.json" '[(x["rank"], x["kernels"]) for x in r["ranks"]] == [(0, 6), (1, 6)]'
+expect_metrics_true "named in the notes" "$SCRATCH/serve.json" 'any("holds the kernels of 2 GPUs (deviceId 0, 1)" in n for n in r["notes"])'
 
 # 4. A report without its export: a note on how to export it, not an error; with nsys on PATH the
 #    note gives the command to run.
@@ -86,7 +77,7 @@ expect_output "export it and run again" "export it (nsys export --type=sqlite --
 cp tests/fixtures/nsys/profile1.sqlite "$SCRATCH/profile1.sqlite"
 before=$(sha256sum <"$SCRATCH/profile1.sqlite")
 "$CCL_HARNESS" metrics "$SCRATCH/profile1.sqlite" --json >"$SCRATCH/real.json" && pass || fail "metrics on the real export"
-expect_true "its kernels" "$SCRATCH/real.json" 'r["ranks"][0]["kernels"] == 12 and r["ranks"][0]["devices"][0] == "GeForce GTX 1060 with Max-Q Design"'
+expect_metrics_true "its kernels" "$SCRATCH/real.json" 'r["ranks"][0]["kernels"] == 12 and r["ranks"][0]["devices"][0] == "GeForce GTX 1060 with Max-Q Design"'
 expect_eq "read without a byte written" "$before" "$(sha256sum <"$SCRATCH/profile1.sqlite")"
 [ "$(find "$SCRATCH" -maxdepth 1 -name 'profile1.sqlite-*' | wc -l)" -eq 0 ] && pass || fail "a journal or WAL beside the real export"
 
