@@ -140,8 +140,12 @@ int run_submit(const SubmitCommandOptions& options) {
         print_problems(result.report);
         return k_exit_failure;
     }
+    if (!result.warning.empty()) {
+        std::cerr << fmt::format("ccl-harness: warning: {}\n", terminal_text(result.warning));
+    }
     std::cout << fmt::format("{}: uploaded to {} ({:.1f} MB, HTTP {}, attempt {})\n", terminal_text(options.bundle),
-                             terminal_text(options.url), static_cast<double>(result.bytes) / 1e6, result.status, result.attempts);
+                             terminal_text(url_without_userinfo(options.url)), static_cast<double>(result.bytes) / 1e6, result.status,
+                             result.attempts);
     // The server's words, escaped: an answer cannot drive the terminal.
     std::cout << (result.upload_id.empty() ? fmt::format("  no upload id in the answer: {}\n", terminal_text(result.body))
                                            : fmt::format("  upload id: {}\n", terminal_text(result.upload_id)));
@@ -178,9 +182,15 @@ void add_submit(CLI::App& sub, Action& action) {
                "server's text is printed with control characters escaped. Bundles over 500 MB are refused.\n"
                "Progress is shown on a terminal unless NO_COLOR is set.\n"
                "https verifies the server's certificate against the system's CAs (or --ca-file) and the URL's host\n"
-               "name; an untrusted, expired or other host's certificate is refused. The token is refused over http://\n"
-               "except to this machine. Proxies come from the environment as curl reads them: https_proxy or\n"
-               "HTTPS_PROXY (tunnelled with CONNECT), http_proxy, no_proxy; http:// proxies only, without a password.\n"
+               "name; an untrusted, expired or other host's certificate is refused. Over http:// the token goes only\n"
+               "where nothing else can read it: to this machine, and through a proxy only one on this machine too\n"
+               "(over https:// a proxy only relays TLS). Proxies come from the environment as curl reads them:\n"
+               "https_proxy or HTTPS_PROXY (tunnelled with CONNECT), http_proxy (for localhost too), no_proxy;\n"
+               "http:// proxies only, without a password. A URL's user:password@ is refused and never printed.\n"
+               "An answer whose head came whole but whose body was cut off (no Content-Length end, no TLS\n"
+               "close_notify) is reported as it came: a 2xx is an upload accepted, with a warning, not sent again.\n"
+               "--json prints {bundle, uploaded, url, upload_id, status, attempts, bytes, response, warning: null or\n"
+               "why the answer may be cut off}; an invalid bundle gives {bundle, uploaded: false, verify}.\n"
                "Exit status: 0 uploaded, 1 invalid bundle or upload failed, 2 bad input (no such file, a\n"
                "directory, a bad URL or proxy, an unreadable --ca-file), 130 interrupted.\n"
                "Example:\n"

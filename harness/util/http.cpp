@@ -159,6 +159,13 @@ public:
         });
     }
 
+    /// The first line of the bytes that came but are not parsed yet, at most 200 bytes of it.
+    std::string unparsed_first_line() const {
+        const auto data = m_buffer.cdata();
+        const std::string text(static_cast<const char*>(data.data()), std::min<std::size_t>(data.size(), 200));
+        return text.substr(0, text.find_first_of("\r\n"));
+    }
+
     ~Connection() {
         // Connection: close was asked for: no TLS close_notify is owed, the socket just ends.
         beast::error_code ignored;
@@ -357,19 +364,75 @@ beast::error_code send_body(Connection& connection, const std::string& boundary,
     return send_text(closing(boundary));
 }
 
-// A token is a secret: it is checked without ever being quoted back.
-void check_token(const Url& url, const std::string& token) {
-    if (token.empty()) {
+// A token is a secret: it is checked without ever being quoted back. The one rule for where it
+// may go, judged on the connection open() makes: inside TLS (https, directly or through a CONNECT
+// tunnel, which the proxy only relays) no hop can read it; in clear text every hop can, so the
+// first hop (the proxy, else the server) and the server must both be loopback (this machine).
+void check_token(const Url& url, const PostOptions& options) {
+    if (options.bearer_token.empty()) {
         return;
     }
-    for (const char c : token) {
+    for (const char c : options.bearer_token) {
         if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
             throw input_error("the upload token holds whitespace or control characters");
         }
     }
-    if (!url.tls() && !is_loopback_host(url.host)) {
-        throw input_error(fmt::format("{}: refusing to send the upload token in clear text over http://; use https://", url.text()));
+    if (url.tls()) {
+        return;
     }
+    const std::string refusing = fmt::format("{}: refusing to send the upload token in clear text over http://", url.text());
+    if (options.proxy && !is_loopback_host(options.proxy->host)) {
+        throw input_error(
+            fmt::format("{} through the proxy {}:{}: a proxy reads a plain-http request whole, and {} is not a loopback address; "
+                        "use https:// (the proxy then only relays TLS){}",
+                        refusing, options.proxy->host, options.proxy->port, options.proxy->host,
+                        is_loopback_host(url.host) ? fmt::format(", or bypass the proxy with no_proxy={}", url.host) : ""));
+    }
+    if (!is_loopback_host(url.host)) {
+        throw input_error(fmt::format("{} to {}, which is not a loopback address{}; use https://", refusing, url.host,
+                                      options.proxy ? " (the proxy would forward it in clear text)" : ""));
+    }
+}
+
+bool connection_ended(const beast::error_code& error) {
+    // Over TLS a peer that just closes (no close_notify) reads as a truncated stream; beast calls
+    // an end inside a message a partial one.
+    return error == http::error::end_of_stream || error == net::error::eof || error == net::ssl::error::stream_truncated ||
+           error == http::error::partial_message;
+}
+
+using ResponseParser = http::response_parser<http::string_body>;
+
+// The parsed status line as the server sent it; enquote escapes it wherever it is shown.
+std::string status_line(const ResponseParser& parser) {
+    const auto& message = parser.get();
+    return fmt::format("HTTP/{}.{} {} {}", message.version() / 10, message.version() % 10, message.result_int(),
+                       std::string(message.reason()));
+}
+
+// What came of a head cut off before its blank line, empty when nothing did. beast parses the
+// status line as soon as it is whole (headers after it need not have come): until then it waits
+// unparsed in the buffer, and it alone starts with "HTTP/".
+std::string head_received(const ResponseParser& parser, const Connection& connection) {
+    std::string unparsed = connection.unparsed_first_line();
+    if (starts_with(unparsed, "HTTP/") || !parser.got_some()) {
+        return unparsed;
+    }
+    return status_line(parser);
+}
+
+// What came of an answer whose whole head arrived but whose body the connection's end cut short.
+std::string truncation_note(const ResponseParser& parser) {
+    const std::size_t got = parser.get().body().size();
+    std::string why;
+    if (const auto length = parser.content_length()) {
+        why = fmt::format("{} of the {} body bytes its Content-Length announced came", got, *length);
+    } else if (parser.chunked()) {
+        why = fmt::format("{} body bytes came, and the chunked body never ended", got);
+    } else {
+        why = fmt::format("{} body bytes came, then the connection ended without TLS close_notify, so the body may be truncated", got);
+    }
+    return fmt::format("the answer {} was cut off: {}", enquote(status_line(parser)), why);
 }
 
 } // namespace
@@ -388,7 +451,7 @@ std::uint64_t multipart_body_size(const std::string& boundary, const std::vector
 
 HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields, const std::vector<FormFile>& files,
                             const PostOptions& options) {
-    check_token(url, options.bearer_token);
+    check_token(url, options);
     const std::string boundary = make_boundary();
     const std::uint64_t total = multipart_body_size(boundary, fields, files);
     const bool default_port = url.port == (url.tls() ? "443" : "80");
@@ -413,15 +476,16 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
     if (!write_error) {
         write_error = send_body(connection, boundary, fields, files, total, options.progress);
     }
-    const auto transport_error = [&](const beast::error_code& read_error) {
+    // `came`: what came of a head cut off (head_received).
+    const auto transport_error = [&](const beast::error_code& read_error, const std::string& came) {
         if (write_error) {
             return HttpTransportError(HttpTransportError::Stage::send, fmt::format("sending to {}: {}", where, write_error.message()));
         }
-        // Over TLS a peer that just closes (no close_notify) reads as a truncated stream.
-        if (read_error == http::error::end_of_stream || read_error == net::error::eof ||
-            read_error == net::ssl::error::stream_truncated) {
-            return HttpTransportError(HttpTransportError::Stage::answer,
-                                      fmt::format("{} closed the connection without answering", where));
+        if (connection_ended(read_error)) {
+            return HttpTransportError(
+                HttpTransportError::Stage::answer,
+                came.empty() ? fmt::format("{} closed the connection without answering", where)
+                             : fmt::format("{} sent only {} of its answer's head, then closed the connection", where, enquote(came)));
         }
         return HttpTransportError(HttpTransportError::Stage::answer,
                                   fmt::format("reading the answer from {}: {}", where, read_error.message()));
@@ -434,7 +498,7 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
             throw HarnessError(
                 fmt::format("{}: more than {} interim (1xx) responses; no final answer", where, k_max_interim_responses));
         }
-        http::response_parser<http::string_body> parser;
+        ResponseParser parser;
         parser.header_limit(k_max_response_head_bytes);
         parser.body_limit(options.max_response_bytes);
         if (const beast::error_code error = connection.read_header(parser)) {
@@ -444,7 +508,7 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
             if (error == http::error::body_limit) {
                 throw too_large(where, options.max_response_bytes);
             }
-            throw transport_error(error);
+            throw transport_error(error, head_received(parser, connection));
         }
         const int status = static_cast<int>(parser.get().result_int());
         if (status >= 100 && status < 200 && status != 101) {
@@ -455,13 +519,18 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
         if (const auto length = parser.content_length(); length && *length > options.max_response_bytes) {
             throw too_large(where, options.max_response_bytes);
         }
-        while (!parser.is_done()) {
+        std::string truncated;
+        while (!parser.is_done() && truncated.empty()) {
             const beast::error_code error = connection.read_some(parser);
             if (error == http::error::body_limit || parser.get().body().size() > options.max_response_bytes) {
                 throw too_large(where, options.max_response_bytes);
             }
-            if (error) {
-                throw transport_error(error);
+            if (connection_ended(error)) {
+                // The head is the server's verdict and came whole: it is returned, marked, for the
+                // caller to judge (an upload answered 2xx was accepted, whatever became of the body).
+                truncated = truncation_note(parser);
+            } else if (error) {
+                throw transport_error(error, "");
             }
         }
         if (parser.get().body().size() > options.max_response_bytes) {
@@ -472,6 +541,7 @@ HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields
         response.body = std::move(parser.get().body());
         response.retry_after = std::string(parser.get()[http::field::retry_after]);
         response.body_sent = !write_error;
+        response.truncated = std::move(truncated);
         return response;
     }
 }

@@ -28,9 +28,14 @@ struct Url {
     std::string text() const;
 };
 
-/// Parses `http[s]://host[:port][/path]`. Throws input_error (exit 2) naming the URL for anything
-/// else: no scheme, an unknown scheme, user:password@, no host, a bad port.
+/// Parses `http[s]://host[:port][/path]`. Throws input_error (exit 2) naming the URL (as
+/// url_without_userinfo shows it) for anything else: no scheme, an unknown scheme,
+/// user:password@ (any @ before the query), no host, a bad port.
 Url parse_url(const std::string& text);
+
+/// A URL as typed, fit to print: what may be user:password@ (up to the last @ before the query,
+/// so a password holding '/' is hidden too) becomes `***@`; "http://u:pw@h/x" -> "http://***@h/x".
+std::string url_without_userinfo(const std::string& text);
 
 /// Whether `host` is 127.0.0.0/8, ::1 or localhost: traffic that never leaves the machine.
 bool is_loopback_host(const std::string& host);
@@ -76,6 +81,11 @@ struct HttpResponse {
     /// Whether the whole request body went out before the answer came: a server that answers
     /// early (413, 503 before reading) has not stored anything.
     bool body_sent = false;
+    /// Empty when the answer ended where it said it would. Otherwise the head came whole but
+    /// the body may be cut: the connection ended short of its Content-Length or chunked end, or,
+    /// over TLS, without close_notify where only the connection's end delimits the body. Says
+    /// what came (the status line, escaped, and how many body bytes).
+    std::string truncated;
 };
 
 /// Something between us and a response went wrong: refused, reset, timed out, closed early,
@@ -132,7 +142,11 @@ std::uint64_t multipart_body_size(const std::string& boundary, const std::vector
 /// not trusted (naming why: expired, self-signed, unknown issuer, another host's), a proxy
 /// refuses the tunnel, a file cannot be read, the response is over max_response_bytes, or on
 /// Ctrl-C (exit 130); input_error (exit 2) for an unreadable ca_file, or a bearer token that
-/// holds whitespace or control characters or would go in clear text (http) off the machine.
+/// holds whitespace or control characters or that some hop could read: over http:// the first
+/// hop (the proxy, else the server) and the server must both be this machine (loopback); over
+/// https://, directly or through a CONNECT tunnel, the token stays inside TLS. A head cut off
+/// mid-way is an HttpTransportError naming the status line that came; a body cut off after a
+/// whole head is a response with `truncated` set.
 HttpResponse post_multipart(const Url& url, const std::vector<FormField>& fields, const std::vector<FormFile>& files,
                             const PostOptions& options = {});
 

@@ -9,30 +9,62 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <utility>
 
 namespace harness {
 
 namespace net = boost::asio;
 
+namespace {
+
+// RFC 3986's scheme: a letter, then letters, digits, '+', '-' or '.'. Anything else before "://"
+// is no scheme, and is never quoted back as one (it may be part of a password).
+bool is_scheme(const std::string& text) {
+    return !text.empty() && std::isalpha(static_cast<unsigned char>(text.front())) != 0 &&
+           std::all_of(text.begin(), text.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.'; });
+}
+
+// Where the authority starts (after "scheme://", else at 0) and where user:password@ ends (the
+// '@'), npos when there is none. The last '@' before the query counts, not only one before
+// the first '/': a password holding '/' must not be printed in part.
+std::pair<std::size_t, std::size_t> userinfo_span(const std::string& text) {
+    const std::size_t separator = text.find("://");
+    const std::size_t start = separator != std::string::npos && is_scheme(text.substr(0, separator)) ? separator + 3 : 0;
+    const std::size_t end = std::min(text.find_first_of("?#", start), text.size());
+    const std::size_t at = end == start ? std::string::npos : text.rfind('@', end - 1);
+    return {start, at == std::string::npos || at < start ? std::string::npos : at};
+}
+
+} // namespace
+
+std::string url_without_userinfo(const std::string& text) {
+    const auto [start, at] = userinfo_span(text);
+    return at == std::string::npos ? text : text.substr(0, start) + "***" + text.substr(at);
+}
+
 Url parse_url(const std::string& text) {
+    // Every message quotes `shown`: a URL's user:password@ is never printed.
+    const std::string shown = enquote(url_without_userinfo(text));
     const std::size_t colon = text.find("://");
-    if (colon == std::string::npos) {
-        throw input_error(fmt::format("{}: not a URL (expected http[s]://HOST[:PORT][/PATH])", enquote(text)));
+    if (colon == std::string::npos || !is_scheme(text.substr(0, colon))) {
+        throw input_error(fmt::format("{}: not a URL (expected http[s]://HOST[:PORT][/PATH])", shown));
     }
     Url url;
     url.scheme = to_lower(text.substr(0, colon));
     if (url.scheme != "http" && url.scheme != "https") {
-        throw input_error(fmt::format("{}: unsupported scheme {} (expected http:// or https://)", enquote(text), enquote(url.scheme)));
+        throw input_error(fmt::format("{}: unsupported scheme {} (expected http:// or https://)", shown, enquote(url.scheme)));
+    }
+    if (userinfo_span(text).second != std::string::npos) {
+        // Credentials in a URL end up in logs and shell history: refuse rather than send them.
+        throw input_error(fmt::format("{}: user:password@ in the URL is not supported (an @ in the path is written %40)", shown));
     }
     const std::string rest = text.substr(colon + 3);
     const std::size_t slash = rest.find('/');
     std::string authority = rest.substr(0, slash);
     url.target = slash == std::string::npos ? "/" : rest.substr(slash);
-    if (authority.find('@') != std::string::npos) {
-        // Credentials in a URL end up in logs and shell history: refuse rather than send them.
-        throw input_error(fmt::format("{}: user:password@ in the URL is not supported", enquote(text)));
-    }
     url.port = url.tls() ? "443" : "80";
     const std::size_t port_colon = authority.rfind(':');
     if (port_colon != std::string::npos && authority.find(']', port_colon) == std::string::npos) {
@@ -40,17 +72,17 @@ Url parse_url(const std::string& text) {
         authority.resize(port_colon);
         const bool digits = !url.port.empty() && url.port.size() <= 5 && url.port.find_first_not_of("0123456789") == std::string::npos;
         if (!digits || std::stoi(url.port) < 1 || std::stoi(url.port) > 65535) {
-            throw input_error(fmt::format("{}: bad port {}", enquote(text), enquote(url.port)));
+            throw input_error(fmt::format("{}: bad port {}", shown, enquote(url.port)));
         }
     }
     if (authority.size() > 2 && authority.front() == '[' && authority.back() == ']') {
         authority = authority.substr(1, authority.size() - 2);
     }
     if (authority.empty()) {
-        throw input_error(fmt::format("{}: no host in the URL", enquote(text)));
+        throw input_error(fmt::format("{}: no host in the URL", shown));
     }
     if (url.target.find_first_of(" \r\n\t") != std::string::npos) {
-        throw input_error(fmt::format("{}: the path holds whitespace", enquote(text)));
+        throw input_error(fmt::format("{}: the path holds whitespace", shown));
     }
     url.host = authority;
     return url;
@@ -108,6 +140,9 @@ bool no_proxy_exempts(const std::string& no_proxy, const std::string& host) {
     return false;
 }
 
+// As curl: a loopback target still goes through http_proxy unless no_proxy names it (Go's and
+// .NET's clients skip the proxy for localhost, curl does not). post_multipart keeps a token
+// from crossing such a proxy in clear text.
 std::optional<Url> proxy_from_environment(const Url& url, const EnvLookup& env) {
     for (const char* name : {"no_proxy", "NO_PROXY"}) {
         if (const auto value = env(name); value && no_proxy_exempts(*value, url.host)) {

@@ -81,13 +81,19 @@ std::string reason_of(const std::string& body) {
     return text.empty() ? "(no body)" : terminal_text(text);
 }
 
+// reason_of the answer, saying so when its body was cut off.
+std::string answer_reason(const HttpResponse& response) {
+    return response.truncated.empty() ? reason_of(response.body)
+                                      : fmt::format("{} ({})", reason_of(response.body), response.truncated);
+}
+
 std::string refusal_message(const std::string& url, const HttpResponse& response) {
     if (response.status == 413) {
         return fmt::format("{}: HTTP 413: the server refuses requests over its limit (500 MB per request, 20 files); "
                            "this bundle was not accepted: {}",
-                           url, reason_of(response.body));
+                           url, answer_reason(response));
     }
-    return fmt::format("{}: HTTP {}: the server refused the upload: {}", url, response.status, reason_of(response.body));
+    return fmt::format("{}: HTTP {}: the server refused the upload: {}", url, response.status, answer_reason(response));
 }
 
 struct Prepared {
@@ -247,6 +253,7 @@ Attempt post_once(const Url& url, const std::string& shown_url, const std::vecto
         HttpResponse response = post_multipart(url, fields, files, post);
         // A server may echo what it was sent: its words are shown, the token never.
         response.body = redact(std::move(response.body), post.bearer_token);
+        response.truncated = redact(std::move(response.truncated), post.bearer_token);
         if (response.status >= 200 && response.status < 300) {
             attempt.stored = std::move(response);
             return attempt;
@@ -257,9 +264,9 @@ Attempt post_once(const Url& url, const std::string& shown_url, const std::vecto
             }
             throw HarnessError(fmt::format("{}: HTTP {}: {}; not retried ({}): check with the server before "
                                            "submitting again",
-                                           shown_url, response.status, reason_of(response.body), refusal));
+                                           shown_url, response.status, answer_reason(response), refusal));
         }
-        attempt.why = fmt::format("HTTP {}: {}", response.status, reason_of(response.body));
+        attempt.why = fmt::format("HTTP {}: {}", response.status, answer_reason(response));
         if (const auto seconds = retry_after_seconds(response.retry_after)) {
             attempt.asked = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(*seconds, k_max_retry_after));
         }
@@ -268,9 +275,9 @@ Attempt post_once(const Url& url, const std::string& shown_url, const std::vecto
             // curl's rule for a POST: once the whole request is out, silence is not a refusal.
             throw HarnessError(fmt::format("{}: {} after the whole bundle was sent; not retried, since the server "
                                            "may have stored it: check with the server before submitting again",
-                                           shown_url, e.what()));
+                                           shown_url, redact(e.what(), post.bearer_token)));
         }
-        attempt.why = e.what();
+        attempt.why = redact(e.what(), post.bearer_token);
     }
     return attempt;
 }
@@ -309,6 +316,14 @@ SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options)
             result.body = tried.stored->body;
             result.upload_id = upload_id_of(tried.stored->body);
             result.attempts = attempt;
+            // A 2xx cut off mid-body is an upload accepted, with a warning: the status line is the
+            // server's verdict and came whole (inside TLS a cut cannot forge it), while the body is
+            // only the receipt. Calling it a failure would invite a second, duplicate upload.
+            if (!tried.stored->truncated.empty()) {
+                result.warning = fmt::format("{}: {}; the server accepted the upload (HTTP {}), so it was not sent again{}", shown_url,
+                                             tried.stored->truncated, result.status,
+                                             result.upload_id.empty() ? "; no upload id came: ask the server for it" : "");
+            }
             return result;
         }
         const std::chrono::milliseconds pause = std::max(wait, tried.asked);
@@ -333,7 +348,7 @@ Json submit_result_to_json(const SubmitResult& result, const std::string& url) {
         out["verify"] = bundle_report_to_json(result.report);
         return out;
     }
-    out["url"] = url;
+    out["url"] = url_without_userinfo(url);
     out["upload_id"] = result.upload_id.empty() ? Json(nullptr) : Json(result.upload_id);
     out["status"] = result.status;
     out["attempts"] = result.attempts;
@@ -343,6 +358,7 @@ Json submit_result_to_json(const SubmitResult& result, const std::string& url) {
     } catch (const std::exception&) {
         out["response"] = result.body;
     }
+    out["warning"] = result.warning.empty() ? Json(nullptr) : Json(result.warning);
     return out;
 }
 

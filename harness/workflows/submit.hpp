@@ -47,6 +47,9 @@ struct SubmitResult {
     int attempts = 0;
     std::uint64_t bytes = 0; ///< the bundle's size
     std::string sha256;      ///< the bundle's, also sent as its Idempotency-Key
+    /// Empty, or why the 2xx answer may be incomplete (the connection ended mid-body): the upload
+    /// was accepted all the same, and not sent again.
+    std::string warning;
     bool sent() const { return status != 0; }
 };
 
@@ -62,7 +65,7 @@ constexpr std::chrono::seconds k_max_retry_after{60};
 /// Throws input_error (exit 2) for a missing file, a directory (pack it first), something
 /// other than .tar.zst, a bad URL or proxy setting, a token post_multipart refuses; HarnessError (exit 1) for a bundle over the
 /// server's limit, a 4xx answer (413 explained), a certificate refused, a 5xx or transport failure after the last attempt. Returns
-/// normally with an invalid report (nothing sent) or a 2xx answer.
+/// normally with an invalid report (nothing sent) or a 2xx answer, `warning` set when its body was cut off.
 SubmitResult submit_bundle(const fs::path& bundle, const SubmitOptions& options);
 
 /// The card as JSON: maps, sequences, and scalars typed as YAML reads them (quoted stays text).
@@ -84,8 +87,9 @@ std::string retry_refusal(const HttpResponse& response);
 /// A Retry-After value in seconds (an HTTP-date counts as 0), or nothing when absent or empty.
 std::optional<std::chrono::seconds> retry_after_seconds(const std::string& value);
 
-/// {"bundle", "url", "uploaded", "upload_id", "status", "attempts", "bytes", "response"}; an
-/// invalid bundle gives {"bundle", "uploaded": false, "verify": bundle_report_to_json}.
+/// {"bundle", "url", "uploaded", "upload_id", "status", "attempts", "bytes", "response",
+/// "warning" (null unless the answer was cut off)}; an invalid bundle gives {"bundle",
+/// "uploaded": false, "verify": bundle_report_to_json}. `url` is printed as url_without_userinfo.
 Json submit_result_to_json(const SubmitResult& result, const std::string& url);
 
 } // namespace harness

@@ -5,7 +5,9 @@
 # is refused before any request, as is one over the 500 MB limit; bad input exits 2. Over https
 # (certificates made here with openssl): a token sent as a bearer header and never shown; an
 # untrusted, expired, self-signed or other host's certificate refused with the reason; a CONNECT
-# proxy from https_proxy traversed, http_proxy used for http, a refusing proxy named.
+# proxy from https_proxy traversed, http_proxy used for http, a refusing proxy named; a token
+# never sent in clear text through a proxy elsewhere; a URL's password never printed; an answer
+# cut off after its head reported as it came.
 source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 PY=/usr/bin/python3
@@ -125,6 +127,16 @@ truncate -s 500000001 "$SCRATCH/huge.tar.zst"
 expect_status 1 "over 500 MB" -- submit "$SCRATCH/huge.tar.zst" --to "$url"
 expect_output "limit named" "over the upload server's limit of 500 MB per request; nothing was sent"
 rm -f "$SCRATCH/huge.tar.zst"
+# A URL's user:password@ is refused (exit 2) and the password is never printed, with or without
+# --json, whatever else is wrong with the URL.
+for to in "http://u:secretpw@127.0.0.1:1/x" "ftp://u:secretpw@127.0.0.1:1/x" "u:secretpw@127.0.0.1:1" \
+    "http://u:secret/pw@127.0.0.1:1/x"; do
+    for json in "" --json; do
+        expect_status 2 "password in --to $to $json" -- submit "$bundle" --to "$to" $json
+        if grep -qF -- "secret" <<<"$OUT"; then fail "the URL's password was shown: $OUT"; else pass; fi
+    done
+done
+expect_output "userinfo hidden" '"http://***@127.0.0.1:1/x"'
 [ "$(requests)" = 0 ] && pass || fail "bad input reached the server"
 stop_server
 
@@ -184,6 +196,28 @@ expect_output "hang-up over https named" "closed the connection without answerin
 start_server fail-once --tls-cert "$tls/good.pem" --tls-key "$tls/good.key"
 expect_status 0 "503 then ok over https" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
 expect_output "retried over https" "attempt 2)"
+
+# 9b''. A server that answers 200 without Content-Length and ends the connection without TLS
+#       close_notify (so the end cannot be told from a cut): the upload was accepted, said with a
+#       warning naming what came, and not sent again; a head cut off after its status line names
+#       that line and is not retried (the server may have stored the bundle).
+start_server cut --tls-cert "$tls/good.pem" --tls-key "$tls/good.key"
+expect_status 0 "200 then a cut over https" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
+expect_output "cut named" "warning: $url/api/upload: the answer \"HTTP/1.1 200 OK\" was cut off: "
+expect_output "truncation explained" "without TLS close_notify, so the body may be truncated; the server accepted the upload (HTTP 200), so it was not sent again"
+expect_output "id still read" "upload id: up-0001"
+[ "$(requests)" = 1 ] && pass || fail "200 then a cut: $(requests) requests, wanted 1"
+if cmp -s "$bundle" "$saved/$name.tar.zst"; then pass; else fail "200 then a cut: bytes differ"; fi
+expect_status 0 "200 then a cut over https --json" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem" --json
+expect_json <(printf '%s' "$OUT") 'j["uploaded"] and j["upload_id"] == "up-0002" and "was cut off" in j["warning"]' True "cut --json"
+start_server cut-head --tls-cert "$tls/good.pem" --tls-key "$tls/good.key"
+expect_status 1 "a head cut after its status line" -- submit "$bundle" --to "$url" --ca-file "$tls/ca.pem"
+expect_output "status line named" "sent only \"HTTP/1.1 200 OK\" of its answer's head, then closed the connection after the whole bundle was sent; not retried"
+[ "$(requests)" = 1 ] && pass || fail "a cut head was retried: $(requests) requests"
+# Over plain http the connection's end is the end of such a body: no warning.
+start_server cut
+expect_status 0 "200 then close over http" -- submit "$bundle" --to "$url"
+if grep -q "warning" <<<"$OUT"; then fail "a close-delimited http answer was called cut: $OUT"; else pass; fi
 start_server ok --tls-cert "$tls/good.pem" --tls-key "$tls/good.key" --token "$token"
 
 # 9c. Without --ca-file the private CA is unknown: refused, the reason named, nothing retried.
@@ -216,7 +250,7 @@ expect_output "ca file named" "cannot load CA certificates"
 # 9e. Through a CONNECT proxy from https_proxy (the tunnel carries TLS end to end), http_proxy for
 #     http, no_proxy honoured; a proxy refusing the tunnel is named.
 proxy_pid=""
-start_proxy() { # start_proxy NAME [--refuse]: sets $proxy, $proxy_log
+start_proxy() { # start_proxy NAME [--refuse] [--bind ADDRESS]: sets $proxy (at 127.0.0.1), $proxy_log
     local dir="$SCRATCH/proxy-$1"
     shift
     rm -rf "$dir"
@@ -252,6 +286,34 @@ start_server ok
 http_proxy=$proxy expect_status 0 "http through the proxy" -- submit "$bundle" --to "$url"
 grep -qx "POST $url/api/upload HTTP/1.1" "$proxy_log" && pass || fail "no absolute-form POST at the proxy: $(cat "$proxy_log")"
 if cmp -s "$bundle" "$saved/$name.tar.zst"; then pass; else fail "http through the proxy: bytes differ"; fi
+
+# 9f. Over http a token goes through a proxy only when the proxy and the server are both this
+#     machine. As curl does, http_proxy applies to a localhost target too (only no_proxy exempts
+#     it), so a proxy elsewhere would read the token in clear text: refused, exit 2, before
+#     anything reaches the proxy.
+start_server ok --token "$token"
+: >"$proxy_log"
+http_proxy=$proxy expect_status 0 "token through a proxy on this machine to localhost" -- \
+    submit "$bundle" --to "http://localhost:$port" --token "$token"
+grep -qx "header Authorization" "$proxy_log" && pass || fail "the loopback proxy carried no token: $(cat "$proxy_log")"
+grep -q " auth$" "$log" && pass || fail "the server saw no token through the loopback proxy: $(cat "$log")"
+stop_proxy
+# A proxy at this machine's own non-loopback address stands for one elsewhere (0.0.0.0 reaches
+# this machine too, where no other address is up).
+far=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | grep -v '^127\.' | head -n 1 || true)
+far=${far:-0.0.0.0}
+start_proxy far --bind 0.0.0.0
+proxy=${proxy/127.0.0.1/$far}
+CCL_UPLOAD_TOKEN=$token http_proxy=$proxy expect_status 2 "token through a proxy elsewhere to localhost" -- \
+    submit "$bundle" --to "http://localhost:$port"
+expect_output "the proxy hop named" "refusing to send the upload token in clear text over http:// through the proxy $far:"
+expect_output "no_proxy suggested" "no_proxy=localhost"
+no_token "proxy refusal"
+[ ! -s "$proxy_log" ] && pass || fail "the request reached the proxy elsewhere: $(cat "$proxy_log")"
+: >"$proxy_log"
+CCL_UPLOAD_TOKEN=$token http_proxy=$proxy no_proxy=localhost expect_status 0 "no_proxy keeps the token off the proxy" -- \
+    submit "$bundle" --to "http://localhost:$port"
+[ ! -s "$proxy_log" ] && pass || fail "no_proxy ignored: $(cat "$proxy_log")"
 stop_proxy
 start_proxy refusing --refuse
 https_proxy=$proxy expect_status 1 "proxy refuses" -- submit "$bundle" --to "https://127.0.0.1:$port" --ca-file "$tls/ca.pem"

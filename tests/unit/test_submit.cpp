@@ -10,6 +10,7 @@
 #include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
 #include <map>
+#include <tuple>
 #include <thread>
 
 using namespace harness;
@@ -105,6 +106,26 @@ TEST_CASE("parse_url refuses what it cannot use as bad input", "[submit]") {
     }
 }
 
+TEST_CASE("a URL's user:password@ is refused and never printed", "[submit]") {
+    for (const char* text : {"http://u:secretpw@127.0.0.1:1/x", "https://secretpw@host", "ftp://u:secretpw@host/", "u:secretpw@host:1",
+                             "http://u:secret/pw@host:1/", "http://u:secretpw@host:bad/", "u:secretpw@h/x://y"}) {
+        INFO(text);
+        try {
+            parse_url(text);
+            FAIL("accepted");
+        } catch (const HarnessError& e) {
+            CHECK(e.code() == k_exit_usage);
+            CHECK(std::string(e.what()).find("secret") == std::string::npos);
+            CHECK(std::string(e.what()).find("***@") != std::string::npos);
+        }
+    }
+    CHECK(url_without_userinfo("http://u:pw@h:1/x?q=a@b") == "http://***@h:1/x?q=a@b");
+    CHECK(url_without_userinfo("https://h/x") == "https://h/x");
+    CHECK(url_without_userinfo("u:pw@h") == "***@h");
+    CHECK(url_without_userinfo("http://h/?a@b") == "http://h/?a@b");
+    CHECK(parse_url("http://h/x?q=a@b").target == "/x?q=a@b");
+}
+
 TEST_CASE("proxies come from the environment as curl reads them", "[submit]") {
     std::map<std::string, std::string> vars;
     const EnvLookup env = [&vars](const std::string& name) -> std::optional<std::string> {
@@ -134,7 +155,11 @@ TEST_CASE("proxies come from the environment as curl reads them", "[submit]") {
     CHECK_FALSE(no_proxy_exempts("example.com", "notexample.com"));
     CHECK(no_proxy_exempts("EXAMPLE.com", "a.b.example.COM"));
     CHECK(no_proxy_exempts("[::1]", "::1"));
+    CHECK_FALSE(proxy_from_environment(parse_url("http://localhost:8000/"), env));
     vars.erase("no_proxy");
+    // curl's rule: no_proxy, nothing else, keeps a loopback target from the proxy.
+    CHECK(proxy_from_environment(parse_url("http://localhost:8000/"), env));
+    CHECK(proxy_from_environment(parse_url("http://127.0.0.1:8000/"), env));
     vars["https_proxy"] = "http://user:s3cret@proxy.site:3128";
     try {
         proxy_from_environment(secure, env);
@@ -217,6 +242,31 @@ TEST_CASE("a bearer token is sent as Authorization and never shown", "[submit]")
         CHECK(e.code() == k_exit_usage);
         CHECK(std::string(e.what()).find("tok-SECRET-42") == std::string::npos);
     }
+    // Through a proxy over http the proxy reads it all: it and the server must both be loopback.
+    for (const auto& [target, proxy, hop] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"http://localhost:8000/", "http://proxy.site:3128", "proxy proxy.site:3128"},
+             {"http://127.0.0.1:8000/", "http://192.0.2.7:3128", "proxy 192.0.2.7:3128"},
+             {"http://up.example/", "http://127.0.0.1:3128", "to up.example"}}) {
+        INFO(target << " via " << proxy);
+        options.proxy = parse_url(proxy);
+        try {
+            post_multipart(parse_url(target), {}, {{"files", file, ""}}, options);
+            FAIL("token sent through a proxy in clear text");
+        } catch (const HarnessError& e) {
+            CHECK(e.code() == k_exit_usage);
+            CHECK(std::string(e.what()).find(hop) != std::string::npos);
+            CHECK(std::string(e.what()).find("tok-SECRET-42") == std::string::npos);
+        }
+    }
+    {
+        // A proxy on this machine to a server on it: allowed (the stand-in proxy answers itself).
+        OneShotServer proxy(reply(200, "{}"));
+        options.proxy = parse_url(proxy.url());
+        CHECK(post_multipart(parse_url("http://localhost:8000/api/upload"), {}, {{"files", file, ""}}, options).status == 200);
+        CHECK(proxy.head.rfind("POST http://localhost:8000/api/upload HTTP/1.1\r\n", 0) == 0);
+        CHECK(proxy.head.find("\r\nAuthorization: Bearer tok-SECRET-42\r\n") != std::string::npos);
+    }
+    options.proxy.reset();
     options.bearer_token = "two words";
     CHECK(exit_code_of([&] {
               post_multipart(parse_url("https://127.0.0.1:9/"), {}, {{"files", file, ""}}, options);
@@ -233,6 +283,25 @@ TEST_CASE("post_multipart returns error statuses and reports transport failures"
     SECTION("a server closing without answering is a transport error") {
         OneShotServer server("");
         CHECK_THROWS_AS(post_multipart(parse_url(server.url()), {}, {{"files", file, ""}}), HttpTransportError);
+    }
+    SECTION("a body cut short of its Content-Length is an answer marked truncated") {
+        OneShotServer server("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"upload_id\"");
+        const HttpResponse response = post_multipart(parse_url(server.url()), {}, {{"files", file, ""}});
+        CHECK(response.status == 200);
+        CHECK(response.body == "{\"upload_id\"");
+        CHECK(response.truncated == "the answer \"HTTP/1.1 200 OK\" was cut off: 12 of the 100 body bytes its Content-Length "
+                                    "announced came");
+    }
+    SECTION("a head cut off names the status line that came") {
+        OneShotServer server("HTTP/1.1 200 OK\r\nContent-Ty");
+        try {
+            post_multipart(parse_url(server.url()), {}, {{"files", file, ""}});
+            FAIL("a cut head was taken as an answer");
+        } catch (const HttpTransportError& e) {
+            CHECK(e.request_delivered());
+            CHECK_THAT(std::string(e.what()),
+                       Catch::Matches(".* sent only \"HTTP/1.1 200 OK\" of its answer's head, then closed the connection"));
+        }
     }
     SECTION("a port nobody listens on is a transport error") {
         std::string url;
