@@ -44,7 +44,8 @@ void check_provenance(const fs::path& dir, const std::string& name, Problems& pr
 void check_metrics(const fs::path& dir, Problems& problems, Problems& warnings);
 
 /// provenance.json's container against container/image.json, container/packages.txt,
-/// container/ran-*.json and scripts/Containerfile (bundle_verify_container.cpp).
+/// container/ran-*.json and scripts/Containerfile, and container/image.oci.tar safe to unpack
+/// (util/oci_archive.hpp) and holding the image that ran (bundle_verify_container.cpp).
 void check_container(const fs::path& dir, Problems& problems);
 
 /// A partial bundle's ranks (report.ranks_present, from the card) against provenance.json's

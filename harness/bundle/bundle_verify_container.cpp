@@ -1,7 +1,9 @@
 // verify: the container record adds up. provenance.json says which image the runtime reported
 // each container ran, what was built (container/image.json) from which Containerfile
 // (scripts/Containerfile) on which base, and the hash of its package list
-// (container/packages.txt): each must be the one the others name.
+// (container/packages.txt): each must be the one the others name. The image archive
+// (container/image.oci.tar), which reproduce hands to `podman load`, must be safe to unpack
+// and hold the image that ran.
 #include "bundle/bundle_verify_checks.hpp"
 #include "image/image_archive.hpp"
 #include "image/image_build.hpp"
@@ -10,6 +12,7 @@
 #include "run/container_provenance.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
+#include "util/oci_archive.hpp"
 #include "util/sha256.hpp"
 
 #include <fmt/format.h>
@@ -82,6 +85,18 @@ void check_ran(const fs::path& dir, const Json& container, const std::string& ra
 } // namespace
 
 void check_container(const fs::path& dir, Problems& problems) {
+    // The archive's members are checked whatever provenance.json says: reproduce loads any image
+    // archive a bundle with a package list carries, and a hostile one need not record a container.
+    std::error_code ec;
+    const bool archived = fs::is_regular_file(fs::symlink_status(dir / k_image_archive_name, ec));
+    bool archive_safe = false;
+    if (archived) {
+        const std::string unsafe = oci_archive_problem(dir / k_image_archive_name);
+        archive_safe = unsafe.empty();
+        if (!archive_safe) {
+            problems.push_back({k_image_archive_name, unsafe});
+        }
+    }
     Json provenance;
     try {
         provenance = Json::parse(read_file(dir / k_provenance_name));
@@ -99,8 +114,7 @@ void check_container(const fs::path& dir, Problems& problems) {
     }
     check_image_record(dir, *container, ran, problems);
     check_ran(dir, *container, ran, problems);
-    std::error_code ec;
-    if (fs::is_regular_file(fs::symlink_status(dir / k_image_archive_name, ec))) {
+    if (archive_safe) {
         try {
             if (const std::string held = oci_archive_image_id(dir / k_image_archive_name); held != ran) {
                 problems.push_back({k_image_archive_name, fmt::format("holds image {}, not {} which ran", held.substr(0, 12),
