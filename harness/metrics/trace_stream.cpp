@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 namespace harness::metrics {
 
@@ -61,7 +62,15 @@ std::string TraceStream::describe(char c) {
     if (c == 'n') {
         return "null";
     }
-    return (c == '-' || (c >= '0' && c <= '9')) ? "a number" : fmt::format("'{}'", c);
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        return "a number";
+    }
+    // JSON's own punctuation is named; any other byte is not shown: the file may be anything a
+    // link in someone else's directory points at (a key, a password file), and messages get pasted.
+    if (std::string_view("{}[],:").find(c) != std::string_view::npos && c != '\0') {
+        return fmt::format("'{}'", c);
+    }
+    return "a byte that starts no JSON value (not shown)";
 }
 
 void TraceStream::expect_end() {

@@ -248,5 +248,13 @@ mkfifo "$SCRATCH/fifo-dir/kineto_trace_1.json"
 ln -s "$results/$name/traces/kineto_trace_1.json" "$SCRATCH/fifo-dir/linked_trace.json"
 expect_status 0 "metrics on a directory holding a FIFO" -- timeout 20 "$CCL_HARNESS" metrics "$SCRATCH/fifo-dir"
 expect_output "the link said" "linked_trace.json: a symbolic link to $results/$name/traces/kineto_trace_1.json, read there"
+# ... and never quotes a byte of a file that is not a trace (a link in someone else's directory
+# to one of yours: the message gets pasted).
+mkdir -p "$SCRATCH/leak-dir"
+printf 'Zsecret-key-material\n' >"$SCRATCH/leak-target"
+ln -s "$SCRATCH/leak-target" "$SCRATCH/leak-dir/kineto_trace_0.json"
+expect_status 2 "metrics on a link to a file that is no trace" -- "$CCL_HARNESS" metrics "$SCRATCH/leak-dir"
+expect_output "says it is not a trace" "not a trace: expected a JSON object"
+if grep -q "Z" <<<"${OUT#*found}"; then fail "metrics quoted the file's first byte: $OUT"; else pass; fi
 
 finish
