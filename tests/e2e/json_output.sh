@@ -176,6 +176,9 @@ bad "pack: not a run directory" "$CCL_HARNESS" pack "$SCRATCH" --json
 bad "explain: missing card" "$CCL_HARNESS" explain "$SCRATCH/nope.yaml" --json
 bad "adopt: missing script" "$CCL_HARNESS" adopt "$card" "$SCRATCH/nope.sh" --json
 bad "status: not a results directory" "$CCL_HARNESS" status "$SCRATCH/nope" --json
+bad "ingest: missing card" "$CCL_HARNESS" ingest "$SCRATCH/nope.yaml" "$SCRATCH" --json --results "$results"
+bad "attach: not a run directory" "$CCL_HARNESS" attach "$SCRATCH/nope" --json
+bad "build: missing card" "$CCL_HARNESS" build "$SCRATCH/nope.yaml" --json
 # validate, verify and reproduce answer with their own document, which says what failed.
 run_cmd bad "$CCL_HARNESS" reproduce "$SCRATCH/nope.tar.zst" --json
 name=bad
