@@ -87,7 +87,7 @@ void plan_tpu_slice(const WorkloadCard& card, const ClusterProfile& cluster, Pla
     }
     const TpuSlice shape = slice.value_or(TpuSlice{total, "", "", 1, total, 1, total});
     plan.tpu_topology = std::string(shape.topology);
-    origin.derived("tpu.topology", fmt::format("xpk's chip grid of a v6e-{} slice (harness/tpu_slices.cpp)", total));
+    origin.derived("tpu.topology", fmt::format("xpk's chip grid of a v6e-{} slice (harness/plan/tpu_slices.cpp)", total));
     plan.tpu_machine_type = std::string(shape.gke_machine_type);
     plan.tpu_gke_hosts = shape.gke_hosts;
     plan.tpu_gke_chips_per_host = shape.gke_chips_per_host;

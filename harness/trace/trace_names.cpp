@@ -325,7 +325,7 @@ DistributedInfoRead read_distributed_info_checked(const fs::path& trace, std::si
     constexpr std::size_t k_piece = std::size_t{64} << 10;
     std::string text;
     try {
-        const std::unique_ptr<metrics::ByteSource> source = metrics::ByteSource::open(trace);
+        const std::unique_ptr<ByteSource> source = ByteSource::open(trace);
         while (text.size() < window) {
             const std::size_t old_size = text.size();
             text.resize(old_size + std::min(k_piece, window - old_size));

@@ -27,7 +27,7 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 /// written there, so a trace that is kept as it is gets copied in the same pass.
 class JsonPieces {
 public:
-    JsonPieces(const fs::path& file, AtomicFile* echo) : m_file(file), m_source(metrics::ByteSource::open(file)), m_echo(echo) {}
+    JsonPieces(const fs::path& file, AtomicFile* echo) : m_file(file), m_source(ByteSource::open(file)), m_echo(echo) {}
 
     /// The next byte that is not white space, k_end at the end of the data.
     int peek() {
@@ -166,7 +166,7 @@ private:
     }
 
     fs::path m_file;
-    std::unique_ptr<metrics::ByteSource> m_source;
+    std::unique_ptr<ByteSource> m_source;
     AtomicFile* m_echo;
     std::vector<char> m_buffer;
     std::size_t m_begin = 0;

@@ -10,7 +10,7 @@
 #include <vector>
 #include <zlib.h>
 
-namespace harness::metrics {
+namespace harness {
 
 namespace {
 
@@ -146,4 +146,4 @@ std::unique_ptr<ByteSource> ByteSource::open(const fs::path& path) {
     return std::make_unique<PlainSource>(std::move(file), std::move(head));
 }
 
-} // namespace harness::metrics
+} // namespace harness

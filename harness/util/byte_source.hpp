@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <memory>
 
-namespace harness::metrics {
+namespace harness {
 
 class ByteSource {
 public:
@@ -22,4 +22,4 @@ public:
     virtual bool compressed() const = 0;
 };
 
-} // namespace harness::metrics
+} // namespace harness

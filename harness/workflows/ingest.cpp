@@ -103,7 +103,7 @@ struct Placed {
 /// Whether the (gzip'd) JSON at `path` opens with '[': the legacy autograd array, not Kineto's object.
 bool opens_as_array(const fs::path& path) {
     try {
-        const std::unique_ptr<metrics::ByteSource> source = metrics::ByteSource::open(path);
+        const std::unique_ptr<ByteSource> source = ByteSource::open(path);
         char c = ' ';
         while (source->read(&c, 1) == 1) {
             if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
