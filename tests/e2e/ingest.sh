@@ -6,14 +6,13 @@
 # distributedInfo). Each bundle verifies as "valid, unpinned, ingested", metrics reads every rank,
 # reproduce refuses it; bad input is one clear error and leaves nothing under results/.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/ingest_lib.sh"
 cd "$CCL_SOURCE_DIR"
 results="$SCRATCH/results"
 export TMPDIR="$SCRATCH/tmp"
 mkdir -p "$TMPDIR"
 real="$CCL_SOURCE_DIR/tests/fixtures/real_traces"
 
-bundle_of() { sed -n 's/^bundle: \(.*\.tar\.zst\)$/\1/p' <<<"$OUT" | tail -n 1; }
-entries() { find "$results" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 provenance() { # provenance BUNDLE EXPR: EXPR over the bundle's provenance.json (as p)
     local name
     name=$(basename "$1" .tar.zst)
@@ -145,13 +144,6 @@ expect_json "$SCRATCH/ingest.json" "j['provenance'], [t['rank_from'] for t in j[
 
 # 4. Bad input: one clear error, exit 2, nothing left under results/.
 before=$(entries)
-bad_case() { # bad_case WHAT NEEDLE -- ARGS...
-    local what=$1 needle=$2
-    shift 3
-    expect_status 2 "$what" -- "$CCL_HARNESS" ingest "$@" --results "$results"
-    expect_output "$what: says" "$needle"
-    expect_eq "$what: nothing left under results/" "$before" "$(entries)"
-}
 badcard="$SCRATCH/bad.yaml"
 sed 's/total_count: 2/total_count: two/' "$card" >"$badcard"
 bad_case "a card with errors" "bad.yaml:" -- "$badcard" "$traces"

@@ -10,6 +10,7 @@
 # to three ProfilerStep markers. Its own distributedInfo says a world of 2; ingest takes the job's
 # size from the card, as it does for every archive, so the card here says 4 as the issue's did.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/ingest_lib.sh"
 cd "$CCL_SOURCE_DIR"
 results="$SCRATCH/results"
 export TMPDIR="$SCRATCH/tmp"
@@ -17,8 +18,6 @@ mkdir -p "$TMPDIR"
 real="$CCL_SOURCE_DIR/tests/fixtures/real_traces"
 PY=/usr/bin/python3
 
-bundle_of() { sed -n 's/^bundle: \(.*\.tar\.zst\)$/\1/p' <<<"$OUT" | tail -n 1; }
-entries() { find "$results" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 member() { # member BUNDLE FILE: FILE of the bundle's <name>/ on stdout
     tar --zstd -xOf "$1" "$(basename "$1" .tar.zst)/$2"
 }
@@ -83,13 +82,6 @@ expect_json "$SCRATCH/metrics.json" \
 
 # 4. Bad input: one clear error, exit 2, nothing written.
 before=$(entries)
-bad_case() { # bad_case WHAT NEEDLE -- ARGS...
-    local what=$1 needle=$2
-    shift 3
-    expect_status 2 "$what" -- "$CCL_HARNESS" ingest "$@" --results "$results"
-    expect_output "$what: says" "$needle"
-    expect_eq "$what: nothing left under results/" "$before" "$(entries)"
-}
 bad_case "--ranks 5 on a 4-rank card" "--ranks \"5\": rank 5, but the card's total_count is 4 (ranks 0-3)" -- \
     "$card" "$archive" --ranks 5
 bad_case "--ranks abc" "--ranks \"abc\": \"abc\" is not a rank" -- "$card" "$archive" --ranks abc
