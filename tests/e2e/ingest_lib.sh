@@ -5,7 +5,7 @@
 # bundle_of: the bundle the last ingest printed (bundle: PATH.tar.zst).
 bundle_of() { sed -n 's/^bundle: \(.*\.tar\.zst\)$/\1/p' <<<"$OUT" | tail -n 1; }
 # entries: how many files and directories $results holds.
-entries() { find "$results" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+entries() { find "${results:?set by the suite}" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 # bad_case WHAT NEEDLE -- ARGS...: ingest ARGS is refused (exit 2) saying NEEDLE, and leaves
 # nothing under $results.
 bad_case() {
@@ -13,5 +13,5 @@ bad_case() {
     shift 3
     expect_status 2 "$what" -- "$CCL_HARNESS" ingest "$@" --results "$results"
     expect_output "$what: says" "$needle"
-    expect_eq "$what: nothing left under results/" "$before" "$(entries)"
+    expect_eq "$what: nothing left under results/" "${before:?set by the suite}" "$(entries)"
 }
