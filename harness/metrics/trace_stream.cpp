@@ -67,7 +67,7 @@ std::string TraceStream::describe(char c) {
     }
     // JSON's own punctuation is named; any other byte is not shown: the file may be anything a
     // link in someone else's directory points at (a key, a password file), and messages get pasted.
-    if (std::string_view("{}[],:").find(c) != std::string_view::npos && c != '\0') {
+    if (std::string_view("{}[],:").find(c) != std::string_view::npos) {
         return fmt::format("'{}'", c);
     }
     return "a byte that starts no JSON value (not shown)";

@@ -1,9 +1,9 @@
 #include "run/executor.hpp"
 #include "util/error.hpp"
-#include "util/quote.hpp"
 #include "util/fs.hpp"
 #include "util/interrupt.hpp"
 #include "util/process.hpp"
+#include "util/quote.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
