@@ -91,6 +91,14 @@ private:
     bool m_forever = false;
 };
 
+/// The one-node test cluster as the Slurm tests' scripted commands expect it (their SLURM_CONF).
+inline ClusterProfile slurm_local_profile() {
+    ClusterProfile profile;
+    profile.name = "slurm-local";
+    profile.slurm_conf = "/tmp/ccl-harness-slurm-local/slurm.conf";
+    return profile;
+}
+
 /// Time passes only when the loop sleeps; Ctrl-C arrives before a chosen poll.
 class ScriptedWaiter : public SlurmWaiter {
 public:

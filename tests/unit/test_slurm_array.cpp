@@ -19,6 +19,7 @@
 using namespace harness;
 using harness::test::ScriptedRunner;
 using harness::test::ScriptedWaiter;
+using harness::test::slurm_local_profile;
 
 namespace {
 
@@ -30,13 +31,6 @@ std::string task_line(const std::string& job, const std::string& tasks, const st
            state + " Reason=" + reason + " Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=" + exit_code +
            " RunTime=00:00:03 TimeLimit=00:10:00 Partition=regular NodeList=localhost Command=/runs/s w/array-1.sbatch "
            "WorkDir=/runs/s w\n";
-}
-
-ClusterProfile cluster() {
-    ClusterProfile profile;
-    profile.name = "slurm-local";
-    profile.slurm_conf = "/tmp/ccl-harness-slurm-local/slurm.conf";
-    return profile;
 }
 
 const std::string k_query = "scontrol show job -o 916";
@@ -94,7 +88,7 @@ TEST_CASE("sbatch --array with a throttle, and its refusal", "[slurm_array]") {
     runner.expect("sbatch --parsable --array=0-2,5%2 /s/array-1.sbatch", "916\n")
         .expect("sbatch --parsable --array=1 /s/array-2.sbatch",
                 "sbatch: error: Batch job submission failed: Invalid job array specification\n", 1);
-    const SlurmArrayClient arrays(runner, cluster());
+    const SlurmArrayClient arrays(runner, slurm_local_profile());
     CHECK(arrays.submit("/s/array-1.sbatch", "/s", {}, {0, 1, 2, 5}, 2).job_id == "916");
     const SlurmSubmission refused = arrays.submit("/s/array-2.sbatch", "/s", {}, {1}, 0);
     CHECK_FALSE(refused.ok());
@@ -111,8 +105,8 @@ TEST_CASE("one scontrol call per poll follows every task; a failed task stops no
                              task_line("916", "2", "RUNNING"))
         // Task 0 and 1 aged out (MinJobAge) before the last poll: they were already done.
         .expect(k_query, task_line("916", "2", "COMPLETED"));
-    const SlurmArrayClient arrays(runner, cluster());
-    const SlurmClient client(runner, cluster());
+    const SlurmArrayClient arrays(runner, slurm_local_profile());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     std::vector<std::string> events;
     ArrayFollowEvents on;
@@ -139,8 +133,8 @@ TEST_CASE("a task gone from the controller takes its end from the completion log
     runner.expect(k_query, task_line("917", "0", "RUNNING") + task_line("916", "1-2", "PENDING", "Resources"))
         .expect(k_query, "slurm_load_jobs error: Invalid job id specified\n", 1)
         .expect("sacct -c -j 917 --parsable2 --noheader --format=State", "COMPLETED\n");
-    const SlurmArrayClient arrays(runner, cluster());
-    const SlurmClient client(runner, cluster());
+    const SlurmArrayClient arrays(runner, slurm_local_profile());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     const auto results = follow_slurm_arrays(arrays, client, {{"916", {0, 1, 2}}}, waiter, 600, {});
     CHECK(runner.done());
@@ -156,8 +150,8 @@ TEST_CASE("Ctrl-C cancels the array once; an unreachable controller is not a fai
         .expect(k_query, task_line("917", "0", "RUNNING"))
         .expect("scancel -- 916", "")
         .expect(k_query, task_line("917", "0", "CANCELLED", "None", "0:15"));
-    const SlurmArrayClient arrays(runner, cluster());
-    const SlurmClient client(runner, cluster());
+    const SlurmArrayClient arrays(runner, slurm_local_profile());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     waiter.m_interrupt_at_poll = 2;
     int unreachable = 0;
@@ -173,8 +167,8 @@ TEST_CASE("Ctrl-C cancels the array once; an unreachable controller is not a fai
     for (int i = 0; i < 8; ++i) {
         down.expect(k_query, "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n", 1);
     }
-    const SlurmArrayClient lost(down, cluster());
-    const SlurmClient lost_client(down, cluster());
+    const SlurmArrayClient lost(down, slurm_local_profile());
+    const SlurmClient lost_client(down, slurm_local_profile());
     ScriptedWaiter slow;
     const auto failed = follow_slurm_arrays(lost, lost_client, {{"916", {0, 1}}}, slow, 30, {});
     CHECK(failed.at(0).state == RunState::failed);
@@ -195,7 +189,7 @@ TEST_CASE("an array task's end: accounting files, the batch log's last lines, th
     runner.expect("scontrol show job 916_1", "JobId=918 ArrayJobId=916 ArrayTaskId=1 JobState=FAILED Comment=s3cr3t-value\n")
         .expect("sacct -j 916_1 --parsable2 --format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES",
                 sacct);
-    const SlurmClient client(runner, cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     SecretScrubber secrets;
     secrets.add("s3cr3t-value");
     RunRecord record;
@@ -221,7 +215,7 @@ TEST_CASE("an array task's end: accounting files, the batch log's last lines, th
     again.expect("scontrol show job 916_0", "JobId=917 JobState=COMPLETED\n")
         .expect("sacct -j 916_0 --parsable2 --format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES",
                 sacct);
-    const SlurmClient done_client(again, cluster());
+    const SlurmClient done_client(again, slurm_local_profile());
     RunRecord running;
     running.state = RunState::running;
     SlurmOutcome completed;

@@ -12,6 +12,7 @@
 using namespace harness;
 using harness::test::ScriptedRunner;
 using harness::test::ScriptedWaiter;
+using harness::test::slurm_local_profile;
 
 namespace {
 
@@ -33,13 +34,6 @@ private:
     int m_count = 1;
 };
 
-ClusterProfile cluster() {
-    ClusterProfile profile;
-    profile.name = "slurm-local";
-    profile.slurm_conf = "/tmp/ccl-harness-slurm-local/slurm.conf";
-    return profile;
-}
-
 const std::string k_completing = "JobId=42 JobState=COMPLETING Reason=None ExitCode=0:0 RunTime=00:00:07 NodeList=localhost\n";
 
 } // namespace
@@ -47,7 +41,7 @@ const std::string k_completing = "JobId=42 JobState=COMPLETING Reason=None ExitC
 TEST_CASE("a second Ctrl-C ends the wait after scancel, the cancel left pending", "[slurm_cancel_wait]") {
     ScriptedRunner runner;
     runner.expect("scancel -- 42").then_forever("scontrol show job -o 42", k_completing);
-    const SlurmClient client(runner, cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     CountingWaiter waiter(3);
     const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {});
     CHECK(outcome.cancel_pending);
@@ -60,7 +54,7 @@ TEST_CASE("a second Ctrl-C ends the wait after scancel, the cancel left pending"
 TEST_CASE("the wait after scancel is bounded", "[slurm_cancel_wait]") {
     ScriptedRunner runner;
     runner.expect("scancel -- 42").then_forever("scontrol show job -o 42", k_completing);
-    const SlurmClient client(runner, cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     CountingWaiter waiter(-1);
     const double start = waiter.now();
     const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {}, 30);
@@ -76,7 +70,7 @@ TEST_CASE("a job that ends after scancel is cancelled, not pending", "[slurm_can
     runner.expect("scancel -- 42")
         .expect("scontrol show job -o 42", k_completing)
         .expect("scontrol show job -o 42", "JobId=42 JobState=CANCELLED Reason=None ExitCode=0:15 NodeList=localhost\n");
-    const SlurmClient client(runner, cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     CountingWaiter waiter(-1);
     const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, {});
     CHECK_FALSE(outcome.cancel_pending);
@@ -89,8 +83,8 @@ TEST_CASE("a second Ctrl-C ends a job array's wait after scancel (exit 130)", "[
     runner.expect("scancel -- 916")
         .then_forever("scontrol show job -o 916", "JobId=917 ArrayJobId=916 ArrayTaskId=0 JobState=COMPLETING Reason=None "
                                                   "ExitCode=0:0 NodeList=localhost\n");
-    const SlurmArrayClient arrays(runner, cluster());
-    const SlurmClient client(runner, cluster());
+    const SlurmArrayClient arrays(runner, slurm_local_profile());
+    const SlurmClient client(runner, slurm_local_profile());
     CountingWaiter waiter(2);
     try {
         follow_slurm_arrays(arrays, client, {{"916", {0}}}, waiter, 600, {});
@@ -103,12 +97,12 @@ TEST_CASE("a second Ctrl-C ends a job array's wait after scancel (exit 130)", "[
 
 TEST_CASE("the Slurm client refuses to pass what is not a job id", "[slurm_cancel_wait]") {
     ScriptedRunner runner; // any command run fails the test
-    const SlurmClient client(runner, cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     CHECK_THROWS_WITH(client.cancel("--user=root"), Catch::StartsWith("job id \"--user=root\": not a Slurm job id"));
     CHECK_THROWS_AS(client.query("42\n43"), HarnessError);
     CHECK_THROWS_AS(client.completed_state("--help"), HarnessError);
     CHECK_THROWS_AS(client.accounting(std::string(100000, '9')), HarnessError);
-    const SlurmArrayClient arrays(runner, cluster());
+    const SlurmArrayClient arrays(runner, slurm_local_profile());
     CHECK_THROWS_AS(arrays.query("-u root"), HarnessError);
     CHECK(runner.calls() == 0);
 }

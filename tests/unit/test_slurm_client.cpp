@@ -32,6 +32,7 @@
 using namespace harness;
 using harness::test::ScriptedRunner;
 using harness::test::ScriptedWaiter;
+using harness::test::slurm_local_profile;
 
 namespace {
 
@@ -59,13 +60,6 @@ std::string job_line(const std::string& state, const std::string& reason, int re
 
 const std::string k_query = "scontrol show job -o 42";
 const std::string k_unreachable = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n";
-
-ClusterProfile local_cluster() {
-    ClusterProfile cluster;
-    cluster.name = "slurm-local";
-    cluster.slurm_conf = "/tmp/ccl-harness-slurm-local/slurm.conf";
-    return cluster;
-}
 
 /// Events as text, in the order the loop raised them.
 struct Recorder {
@@ -108,7 +102,7 @@ TEST_CASE("scontrol's one-line output keeps values with spaces whole", "[slurm_c
 TEST_CASE("query reads state, reason, exit code, nodes and restarts", "[slurm_client]") {
     ScriptedRunner runner;
     runner.expect(k_query, job_line("REQUEUED", "BeginTime", 2, "0:15", "nid001", "needs a  retry"));
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     const SlurmJob job = client.query("42");
     CHECK(job.known);
     CHECK_FALSE(job.unreachable);
@@ -127,7 +121,7 @@ TEST_CASE("query reads state, reason, exit code, nodes and restarts", "[slurm_cl
 
 TEST_CASE("submit returns the job id, or sbatch's own message when it refuses", "[slurm_client]") {
     ScriptedRunner runner;
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     SECTION("accepted, with a federation cluster after the id") {
         runner.expect("sbatch --parsable /r/launch.sh", "42;perlmutter\n");
         const SlurmSubmission submitted = client.submit("/r/launch.sh", "/r", {{"CCL_RUN_DIR", "/r"}});
@@ -155,7 +149,7 @@ TEST_CASE("a pending job that runs and completes", "[slurm_client]") {
         .expect(k_query, job_line("PENDING", "Priority", 0, "0:0", "(null)"))
         .expect(k_query, job_line("RUNNING", "None", 0, "0:0", "nid001"))
         .expect(k_query, job_line("COMPLETED", "None", 0, "0:0", "nid001"));
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     Recorder recorder;
     const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
@@ -179,7 +173,7 @@ TEST_CASE("a requeued job is followed to its end and the requeue counted", "[slu
         // A second requeue that came and went between two polls: only the count shows it.
         .expect(k_query, job_line("RUNNING", "None", 2, "0:0", "nid003"))
         .expect(k_query, job_line("COMPLETED", "None", 2, "0:0", "nid003"));
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     Recorder recorder;
     const SlurmOutcome outcome = follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
@@ -193,7 +187,7 @@ TEST_CASE("a requeued job is followed to its end and the requeue counted", "[slu
 
 TEST_CASE("final states: node failure, time limit, cancellation", "[slurm_client]") {
     ScriptedRunner runner;
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     SECTION("NODE_FAIL fails the run with the reason") {
         runner.expect(k_query, job_line("RUNNING", "None")).expect(k_query, job_line("NODE_FAIL", "NodeDown", 0, "0:9"));
@@ -233,7 +227,7 @@ TEST_CASE("final states: node failure, time limit, cancellation", "[slurm_client
 
 TEST_CASE("an unreachable controller is waited out, never taken for a failure", "[slurm_client]") {
     ScriptedRunner runner;
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     Recorder recorder;
     SECTION("down for a few polls, then back") {
@@ -261,7 +255,7 @@ TEST_CASE("an unreachable controller is waited out, never taken for a failure", 
 
 TEST_CASE("a job purged from the controller ends with sacct's state", "[slurm_client]") {
     ScriptedRunner runner;
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     const std::string gone = "slurm_load_jobs error: Invalid job id specified\n";
     const std::string sacct = "sacct -c -j 42 --parsable2 --noheader --format=State";
@@ -288,7 +282,7 @@ TEST_CASE("a job purged from the controller ends with sacct's state", "[slurm_cl
 
 TEST_CASE("accounting falls back to the job completion file without slurmdbd", "[slurm_client]") {
     ScriptedRunner runner;
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     const std::string full = "sacct -j 42 --parsable2 "
                              "--format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES";
     runner.expect("scontrol show job 42", "JobId=42 JobName=ccl\n")
@@ -395,7 +389,7 @@ TEST_CASE("a failed job is described by its failing rank or node", "[slurm_clien
 
 TEST_CASE("submit passes sbatch options before the script", "[slurm_client]") {
     ScriptedRunner runner;
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     runner.expect("sbatch --parsable --no-requeue /r/launch.sh", "43\n");
     CHECK(client.submit("/r/launch.sh", "/r", {}, {"--no-requeue"}).job_id == "43");
     CHECK(runner.done());
@@ -408,7 +402,7 @@ TEST_CASE("a pending job's changing reason is said, each change once", "[slurm_c
         .expect(k_query, job_line("PENDING", "Resources", 0, "0:0", "(null)"))
         .expect(k_query, job_line("RUNNING", "None", 0, "0:0", "node[1-2]"))
         .expect(k_query, job_line("COMPLETED", "None", 0, "0:0", "node[1-2]"));
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     ScriptedWaiter waiter;
     Recorder recorder;
     follow_slurm_job(client, "42", waiter, 600, recorder.hooks());
@@ -422,7 +416,7 @@ TEST_CASE("the nodes a pending job waits for, and why they are out", "[slurm_cli
     CHECK(unavailable_nodes("ReqNodeNotAvail,_UnavailableNodes:node[2-3]") == "node[2-3]");
     CHECK(unavailable_nodes("Resources").empty());
     ScriptedRunner runner;
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     const std::string sinfo = "sinfo -h -R -n node[2-3] -o %n|%T|%E";
     SECTION("drained and down") {
         runner.expect(sinfo, "node2|drained|rack 4 maintenance | ticket 12\nnode3|down|Not responding\n");
@@ -450,7 +444,7 @@ TEST_CASE("a job's end: the failure detail between the verdict and the batch log
         "sacct -j 42 --parsable2 --format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES";
     ScriptedRunner runner;
     runner.expect("scontrol show job 42", "JobId=42 JobState=FAILED\n").expect(k_sacct, sacct);
-    const SlurmClient client(runner, local_cluster());
+    const SlurmClient client(runner, slurm_local_profile());
     RunRecord record;
     SlurmOutcome failed;
     failed.state = RunState::failed;
@@ -473,7 +467,7 @@ TEST_CASE("a job's end: the failure detail between the verdict and the batch log
     ScriptedRunner again;
     again.expect("scontrol show job 43", "")
         .expect("sacct -j 43 --parsable2 --format=JobID,JobName,State,ExitCode,Elapsed,Start,End,NodeList,AllocCPUS,AllocTRES", "");
-    const SlurmClient other(again, local_cluster());
+    const SlurmClient other(again, slurm_local_profile());
     RunRecord timed_out;
     SlurmOutcome timeout;
     timeout.state = RunState::timeout;
