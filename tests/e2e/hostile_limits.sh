@@ -32,7 +32,7 @@ variant() { # variant NAME: a fresh copy of the bundle directory at $SCRATCH/NAM
 }
 repack() { # repack NAME: re-manifests the variant and packs it as $SCRATCH/NAME.tar.zst
     "$PY" "$fixture" manifest "$SCRATCH/$1/$name"
-    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@946684800 --zstd -cf "$SCRATCH/$1.tar.zst" -C "$SCRATCH/$1" "$name"
+    pack_dir "$SCRATCH/$1" "$name" "$SCRATCH/$1.tar.zst"
 }
 
 # 1. A trace nested 200,000 arrays deep: an error naming the file, not SIGSEGV.

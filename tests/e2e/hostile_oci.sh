@@ -19,9 +19,6 @@ verify() { TMPDIR="$tmp" "$CCL_HARNESS" verify "$@"; }
 no_leftovers() { # no_leftovers WHAT
     if [ -z "$(ls -A "$tmp")" ]; then pass; else fail "$1: left in TMPDIR: $(ls -A "$tmp")"; rm -rf "${tmp:?}"/*; fi
 }
-pack_dir() { # pack_dir PARENT NAME ARCHIVE: the layout docs/bundle.md describes, with GNU tar
-    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@946684800 --zstd -cf "$3" -C "$1" "$2"
-}
 
 # make_oci KIND OUT: an OCI image archive as podman save writes one (blobs/sha256/<config>,
 # <manifest>, index.json, oci-layout), then, for a hostile KIND, the one member that makes it so.
@@ -89,12 +86,8 @@ PY
 
 # 1. A real run, assembled into a bundle as docs/bundle.md lays it out.
 expect_status 0 "tiny-ddp runs" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
-run=$(latest_run)
-run=${run%/}
-name=$(basename "$run")
 bundles="$SCRATCH/bundles"
-mkdir -p "$bundles"
-bundle=$("$PY" "$fixture" assemble "$run" "$bundles")
+assemble_latest_run "$bundles"
 
 # with_image CASE KIND: a copy of the bundle under $SCRATCH/CASE/<name> carrying a KIND image
 # archive, its manifest rewritten to list it, and its .tar.zst beside it.

@@ -12,9 +12,6 @@ export CCL_HARNESS_SUBMIT_RETRY_BASE_MS=10
 tmp="$SCRATCH/tmp"
 mkdir -p "$tmp"
 export TMPDIR="$tmp"
-pack_dir() { # pack_dir PARENT NAME ARCHIVE
-    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@946684800 --zstd -cf "$3" -C "$1" "$2"
-}
 no_escape_bytes() { # no_escape_bytes WHAT: $OUT holds no ESC, CR or invalid UTF-8
     if "$PY" -c 'import sys; t=sys.stdin.buffer.read(); t.decode("utf-8"); sys.exit(1 if (b"\x1b" in t or b"\r" in t) else 0)' <<<"$OUT"; then
         pass

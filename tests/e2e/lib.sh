@@ -60,6 +60,23 @@ expect_json() {
     fi
 }
 
+# pack_dir PARENT NAME ARCHIVE: PARENT/NAME packed as ARCHIVE (.tar.zst) in the layout
+# docs/bundle.md describes, with GNU tar, byte for byte the same each time.
+pack_dir() {
+    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@946684800 --zstd -cf "$3" -C "$1" "$2"
+}
+# assemble_latest_run OUT_DIR: the newest run under $results assembled into a bundle directory
+# under OUT_DIR by tests/e2e/fixtures/bundle_fixture.py; sets run (no trailing /), name (its id)
+# and bundle (the directory).
+# shellcheck disable=SC2034 # run, name and bundle are set for the calling suite
+assemble_latest_run() {
+    run=$(latest_run)
+    run=${run%/}
+    name=$(basename "$run")
+    mkdir -p "$1"
+    bundle=$(/usr/bin/python3 "$CCL_SOURCE_DIR/tests/e2e/fixtures/bundle_fixture.py" assemble "$run" "$1")
+}
+
 # metrics_value FILE EXPR: a Python expression over a `metrics --json` report in FILE (r: the
 # report; m: the metrics' values by name).
 metrics_value() {

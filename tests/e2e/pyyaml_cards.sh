@@ -103,11 +103,7 @@ expect_output "as an error" "error: $hostile/v0.yaml:$line:14: contributor: PyYA
 results="$CCL_TEST_TMP/pyyaml-cards-results"
 rm -rf "$results"
 expect_status 0 "tiny-ddp runs" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
-run=$(latest_run)
-run=${run%/}
-name=$(basename "$run")
-mkdir -p "$SCRATCH/bundles"
-bundle=$("$PY" "$fixture" assemble "$run" "$SCRATCH/bundles")
+assemble_latest_run "$SCRATCH/bundles"
 expect_status 0 "the bundle as assembled is valid" -- "$CCL_HARNESS" verify "$bundle"
 
 # edit_card CASE FIELD VALUE: a copy of the bundle whose card has FIELD (contributor, or

@@ -104,8 +104,7 @@ mkdir -p "$tampered"
 tar --zstd -xf "$bundle" -C "$tampered"
 "$PY" -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[200]^=1; open(p,"wb").write(b)' \
     "$tampered/$name/kineto_trace_1.json"
-tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@946684800 --zstd \
-    -cf "$tampered/$name.tar.zst" -C "$tampered" "$name"
+pack_dir "$tampered" "$name" "$tampered/$name.tar.zst"
 expect_status 1 "tampered bundle" -- submit "$tampered/$name.tar.zst" --to "$url"
 expect_output "problem listed" "kineto_trace_1.json"
 expect_output "nothing sent" "nothing was sent"

@@ -19,19 +19,12 @@ no_leftovers() { # no_leftovers WHAT
 flip_byte() { # flip_byte FILE OFFSET
     "$PY" -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[int(sys.argv[2])]^=1; open(p,"wb").write(b)' "$1" "$2"
 }
-pack_dir() { # pack_dir PARENT NAME ARCHIVE: the layout docs/bundle.md describes, with GNU tar
-    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@946684800 --zstd -cf "$3" -C "$1" "$2"
-}
 
 # 1. A real run, assembled into a bundle as docs/bundle.md lays it out.
 expect_status 0 "tiny-ddp runs" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --results "$results"
 auto_bundle=$(sed -n 's/^ *bundle: \([^ ]*\.tar\.zst\).*/\1/p' <<<"$OUT" | head -n 1)
-run=$(latest_run)
-run=${run%/}
-name=$(basename "$run")
 bundles="$SCRATCH/bundles"
-mkdir -p "$bundles"
-bundle=$("$PY" "$fixture" assemble "$run" "$bundles")
+assemble_latest_run "$bundles"
 archive="$SCRATCH/$name.tar.zst"
 pack_dir "$bundles" "$name" "$archive"
 
