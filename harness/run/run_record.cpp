@@ -5,7 +5,7 @@
 #include "run/run_directory.hpp"
 #include "run/slurm_client.hpp"
 #include "util/error.hpp"
-#include "util/fd.hpp"
+#include "util/own_file.hpp"
 #include "util/process.hpp"
 #include "util/quote.hpp"
 #include "util/safe_name.hpp"
@@ -13,14 +13,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <ctime>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <limits>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace harness {
@@ -409,41 +405,7 @@ RunRecord RunRecord::from_json(const Json& json) {
 }
 
 RunRecord RunRecord::load(const fs::path& run_dir) {
-    const fs::path file = run_dir / run_files::k_record;
-    // Opened without following a link and checked on the open descriptor: a link, a FIFO or a
-    // device named run.json is refused, never followed or waited on.
-    const Fd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
-    if (fd.get() < 0) {
-        throw input_error(
-            fmt::format("{}: {}", run_files::k_record,
-                        errno == ELOOP ? "a symbolic link; a run directory's record must be its own" : std::strerror(errno)));
-    }
-    struct stat info {};
-    if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-        throw input_error(fmt::format("{}: not a regular file", run_files::k_record));
-    }
-    if (static_cast<std::uintmax_t>(info.st_size) > k_max_record_bytes) {
-        throw input_error(fmt::format("{}: {} bytes, more than a record holds ({} MiB)", run_files::k_record, info.st_size,
-                                      k_max_record_bytes >> 20));
-    }
-    std::string text;
-    char buffer[65536];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            throw input_error(fmt::format("{}: {}", run_files::k_record, std::strerror(errno)));
-        }
-        if (n == 0) {
-            break;
-        }
-        if (text.size() + static_cast<std::size_t>(n) > k_max_record_bytes) {
-            throw input_error(fmt::format("{}: more than a record holds ({} MiB)", run_files::k_record, k_max_record_bytes >> 20));
-        }
-        text.append(buffer, static_cast<std::size_t>(n));
-    }
+    const std::string text = read_own_file(run_dir / run_files::k_record, k_max_record_bytes);
     Json json;
     try {
         json = Json::parse(text);

@@ -5,15 +5,11 @@
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
 #include "util/error.hpp"
+#include "util/own_file.hpp"
 #include "util/strings.hpp"
 #include "workflows/sweep.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <cstdio>
 #include <ctime>
 #include <fmt/format.h>
@@ -35,57 +31,22 @@ std::optional<std::time_t> parse_utc(const std::string& text) {
 
 namespace {
 
-// run.json and metrics.json are a few kilobytes to a few megabytes; past this a file is not one.
-constexpr std::uintmax_t k_max_record_bytes = std::uintmax_t{64} << 20;
+// metrics.json is a few kilobytes to a few megabytes; past this a file is not one (run.json has
+// its own, smaller bound: k_max_record_bytes, which attach and compare hold it to too).
+constexpr std::uintmax_t k_max_metrics_bytes = std::uintmax_t{64} << 20;
 
-/// A record's text, read only when it is a regular file of bounded size: a FIFO, a device or a
-/// link named run.json is a damaged run, reported, never a hang. Opened non-blocking and
-/// checked on the open descriptor, so nothing can swap the file between check and read.
-std::optional<std::string> read_record(const fs::path& file, std::string& problem) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        problem = fmt::format("{}: {}", file.filename().string(),
-                              errno == ELOOP ? "a symbolic link, not a record" : std::strerror(errno));
-        return std::nullopt;
-    }
-    struct stat info {};
+/// A record's JSON, read as read_own_file reads it: a link, a FIFO or a device is a damaged run,
+/// reported in `problem`, never followed or waited on.
+std::optional<Json> read_json(const fs::path& file, std::uintmax_t max_bytes, std::string& problem) {
     std::string text;
-    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-        problem = fmt::format("{}: not a regular file", file.filename().string());
-    } else if (static_cast<std::uintmax_t>(info.st_size) > k_max_record_bytes) {
-        problem = fmt::format("{}: {} bytes, more than a record holds ({} MiB)", file.filename().string(), info.st_size,
-                              k_max_record_bytes >> 20);
-    } else {
-        char buffer[65536];
-        while (true) {
-            const ssize_t n = ::read(fd, buffer, sizeof buffer);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n < 0) {
-                problem = fmt::format("{}: {}", file.filename().string(), std::strerror(errno));
-                break;
-            }
-            if (n == 0 || text.size() + static_cast<std::size_t>(n) > k_max_record_bytes) {
-                break;
-            }
-            text.append(buffer, static_cast<std::size_t>(n));
-        }
-    }
-    ::close(fd);
-    if (!problem.empty()) {
-        return std::nullopt;
-    }
-    return text;
-}
-
-std::optional<Json> read_json(const fs::path& file, std::string& problem) {
-    const std::optional<std::string> text = read_record(file, problem);
-    if (!text) {
+    try {
+        text = read_own_file(file, max_bytes);
+    } catch (const HarnessError& error) {
+        problem = error.what();
         return std::nullopt;
     }
     try {
-        return Json::parse(*text);
+        return Json::parse(text);
     } catch (const std::exception& error) {
         problem = fmt::format("{}: {}", file.filename().string(), error.what());
         return std::nullopt;
@@ -116,7 +77,7 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
     if (fs::is_regular_file(bundle, ec)) {
         run.bundle = bundle.string();
     }
-    const auto record = read_json(dir / run_files::k_record, run.problem);
+    const auto record = read_json(dir / run_files::k_record, k_max_record_bytes, run.problem);
     if (!record || !record->is_object()) {
         if (run.problem.empty()) {
             run.problem = "run.json: not a JSON object";
@@ -155,7 +116,7 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
     }
     if (fs::is_regular_file(fs::symlink_status(dir / k_metrics_name, ec))) {
         std::string problem;
-        if (const auto metrics = read_json(dir / k_metrics_name, problem)) {
+        if (const auto metrics = read_json(dir / k_metrics_name, k_max_metrics_bytes, problem)) {
             run.avg_step_time = metric_value(*metrics, "avg_step_time");
             run.compute_comm_overlap = metric_value(*metrics, "compute_comm_overlap");
         } else {
