@@ -34,6 +34,11 @@ public:
         }
     }
 
+    void tolerated(const std::string& field, const std::string& message) override {
+        const YAML::Node node = find_node(m_card.document().root(), field);
+        m_out.warning(m_card.document().location(node, field), field, message);
+    }
+
 private:
     const WorkloadCard& m_card;
     bool m_strict;

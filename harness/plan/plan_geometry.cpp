@@ -19,6 +19,30 @@ long long tasks_per_node(const std::string& framework, long long ranks_per_node)
     return 1;
 }
 
+// vLLM's expert-parallel group is tp·dp (--enable-expert-parallel; vllm/config/parallel.py in
+// v0.19.0 sizes it data_parallel_size × tensor_parallel_size): a card that gives ep = N·tp and no
+// dp ran N data-parallel engines, as the Mixtral EP rows' server.sh did (--tensor-parallel-size 1
+// --data-parallel-size 4 --enable-expert-parallel, ep: 4 on the card). Read only when it accounts
+// for every GPU; anything else stays the card's, for the checks below to judge.
+void infer_vllm_data_parallel(const WorkloadCard& card, long long total, Plan& plan, PlanOrigins& origin, PlanFindings& findings) {
+    Parallelism& par = plan.parallelism;
+    if (plan.framework != "vllm" || !card.has_executor || par.dp_replicate * par.dp_shard != 1 || par.tp < 1 || par.ep <= par.tp ||
+        par.ep % par.tp != 0) {
+        return;
+    }
+    const long long dp = par.ep / par.tp;
+    if (par.tp * par.pp * par.cp * dp != total) {
+        return;
+    }
+    par.dp_replicate = dp;
+    origin.derived("parallelism.dp_replicate", fmt::format("ep {} / tp {}: vllm's expert-parallel group is tp·dp", par.ep, par.tp));
+    findings.tolerated(std::string(k_parallel_field) + "ep",
+                       fmt::format("ep {} with tp {} and no dp: vllm's expert-parallel group is tp·dp, so the run is {} "
+                                   "data-parallel engines (--data-parallel-size {} --enable-expert-parallel); set "
+                                   "dp_replicate: {} to say so",
+                                   par.ep, par.tp, dp, dp, dp));
+}
+
 } // namespace
 
 void plan_geometry(const WorkloadCard& card, const ClusterProfile& cluster, Plan& plan, PlanOrigins& origin, PlanFindings& findings) {
@@ -55,12 +79,32 @@ void plan_geometry(const WorkloadCard& card, const ClusterProfile& cluster, Plan
                                                   ? "torch-ddp starts one task per rank (ranks_per_node)"
                                                   : "one task per node: torchrun and the engines start their workers");
 
-    const Parallelism& par = card.parallelism;
-    if (card.has_executor && par.product() != total) {
-        findings.problem("Model-executor.model_plan_parallelization",
-                         fmt::format("tp·pp·cp·dp_replicate·dp_shard = {}·{}·{}·{}·{} = {}, but total_count is {}", par.tp, par.pp,
-                                     par.cp, par.dp_replicate, par.dp_shard, par.product(), total));
+    infer_vllm_data_parallel(card, total, plan, origin, findings);
+    // MaxText's ep is a mesh axis of its own and it fills the unspecified axes from the chips:
+    // maxtext.cpp checks its mesh against the slice instead.
+    const Parallelism& par = plan.parallelism;
+    if (!card.has_executor || plan.framework == "maxtext" || par.product() == total) {
+        return;
     }
+    const std::string degrees = fmt::format("tp·pp·cp·dp_replicate·dp_shard = {}·{}·{}·{}·{} = {}", par.tp, par.pp, par.cp,
+                                            par.dp_replicate, par.dp_shard, par.product());
+    // Contributors give total_count as the GPUs their node had (the qwen3-4b tp 2 rows: NUM_GPUS=4
+    // in run.sh, --tensor-parallel-size 2): fewer ranks than one node's GPUs is a run on part of
+    // the node, which Perlmutter allocates whole anyway. More ranks than GPUs, or part of several
+    // nodes, is a card that contradicts itself.
+    if (total <= per_node && par.product() >= 1 && par.product() < total) {
+        plan.world_size = par.product();
+        plan.ranks_per_node = par.product();
+        plan.tasks_per_node = tasks_per_node(plan.framework, plan.ranks_per_node);
+        origin.derived("geometry.world_size",
+                       fmt::format("{}: the ranks of the run, on {} of the node's {} accelerators", degrees, par.product(), total));
+        findings.tolerated("workload.hardware.xpu_spec.total_count",
+                           fmt::format("total_count {}, but {}: the run uses {} of the node's {} accelerators (the job "
+                                       "still holds the whole node); set total_count: {} to say so",
+                                       total, degrees, par.product(), total, par.product()));
+        return;
+    }
+    findings.problem("Model-executor.model_plan_parallelization", fmt::format("{}, but total_count is {}", degrees, total));
 }
 
 void plan_tpu_slice(const WorkloadCard& card, const ClusterProfile& cluster, Plan& plan, PlanOrigins& origin, PlanFindings& findings) {

@@ -50,9 +50,10 @@ fixed_card="$SCRATCH/fixed.yaml"
 expect_status 0 "the pasted block makes the card pass --strict" -- "$CCL_HARNESS" validate --strict "$fixed_card"
 expect_status 0 "and --fix then has nothing to add" -- "$CCL_HARNESS" explain --fix "$fixed_card"
 expect_output "saying so" "runs as it is on perlmutter: nothing to add"
-bad_card=$(find "$CORPUS/trace_collection" -name 'qwen3-4b-vllm-tp2-batch8-nccl-perlmutter.yaml' | head -n 1)
+# tp 4 on a total_count of 2: more ranks than GPUs, which no launch: block mends.
+bad_card=$(find "$CORPUS/trace_collection_bad" -name 'llama-3.1-8b-vllm-tp_4-perlmutter_group_5.yaml' | head -n 1)
 expect_status 1 "a card that contradicts itself: --fix exits 1" -- "$CCL_HARNESS" explain --fix "$bad_card"
-expect_output "listing its own problem at its line" "but total_count is 4"
+expect_output "listing its own problem at its line" "= 4, but total_count is 2"
 cat >"$defaults" <<YAML
 # site facts, once for every card
 launch:

@@ -137,3 +137,86 @@ TEST_CASE("the target comes from launch.cluster, else the accelerator") {
 TEST_CASE("unknown clusters list the known ones") {
     CHECK_THROWS_WITH(cluster("perlmuter"), Catch::Contains("did you mean \"perlmutter\"?") && Catch::Contains("slurm-local"));
 }
+
+namespace {
+
+// A vLLM serving card as the corpus writes them (the Mixtral EP and qwen3-4b tp 2 rows): one
+// Perlmutter node of 4 GPUs, with the degrees the contributor gave.
+std::string vllm_card(int tp, int ep, bool moe) {
+    const std::string degrees = "    dp_replicate: 1\n    dp_shard: 1\n    tp: " + std::to_string(tp) +
+                                "\n    pp: 1\n    cp: 1\n    ep: " + std::to_string(ep);
+    return std::string(R"(version: 1
+hf_url: https://huggingface.co/mistralai/Mixtral-8x7B-v0.1
+workload:
+  model:
+    phase: inference
+    moe: )") +
+           (moe ? "true" : "false") + R"(
+    model_family: mixtral-8x7b
+    precision: bf16
+    granularity: model_fwd
+  data:
+    batch_size: 32
+    seq_len: 1024
+    input_len: 1024
+    output_len: 128
+    dataset: random
+  hardware:
+    xpu_spec:
+      type: GPU
+      model: nvidia_a100
+      total_count: 4
+      count_per_node: 4
+    driver_version: cuda_12.9
+Model-executor:
+  framework:
+    name: vllm
+  model_plan_parallelization:
+)" + degrees +
+           R"(
+launch:
+  account: m4999
+  container:
+    image: docker.io/vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+)";
+}
+
+} // namespace
+
+TEST_CASE("a loose card is read as its contributor ran it, with a warning") {
+    SECTION("vLLM ep = N·tp and no dp: N data-parallel engines") {
+        Plan plan;
+        // Served, as the Mixtral EP rows were: the offline bench runs one engine.
+        std::string text = vllm_card(1, 4, true);
+        text.replace(text.find("phase: inference"), 16, "phase: serving");
+        const Diagnostics diagnostics = strict_plan(text, "perlmutter", &plan);
+        INFO(diagnostics.format());
+        CHECK_FALSE(diagnostics.has_errors());
+        CHECK(plan.parallelism.dp_replicate == 4);
+        CHECK(plan.world_size == 4);
+        CHECK(mentions(diagnostics, "card.yaml:32:9: Model-executor.model_plan_parallelization.ep: ep 4 with tp 1 and no dp"));
+        CHECK(mentions(diagnostics, "--data-parallel-size 4 --enable-expert-parallel"));
+        CHECK(plan.origins.at("parallelism.dp_replicate").detail.find("ep 4 / tp 1") != std::string::npos);
+    }
+    SECTION("fewer ranks than one node's GPUs: part of the node") {
+        Plan plan;
+        const Diagnostics diagnostics = strict_plan(vllm_card(2, 1, false), "perlmutter", &plan);
+        INFO(diagnostics.format());
+        CHECK_FALSE(diagnostics.has_errors());
+        CHECK(plan.world_size == 2);
+        CHECK(plan.ranks_per_node == 2);
+        CHECK(plan.nodes == 1);
+        CHECK(mentions(diagnostics, "card.yaml:20:20: workload.hardware.xpu_spec.total_count: total_count 4, but"));
+        CHECK(mentions(diagnostics, "the run uses 2 of the node's 4 accelerators"));
+    }
+    SECTION("what still contradicts itself is refused") {
+        // More ranks than GPUs.
+        CHECK(mentions(strict_plan(vllm_card(8, 1, false)), "= 8, but total_count is 4"));
+        // ep that no dp makes whole: ep 3 over tp 1 would be 3 engines on 4 GPUs.
+        const Diagnostics odd = strict_plan(vllm_card(1, 3, true));
+        CHECK(odd.has_errors());
+        CHECK_FALSE(mentions(odd, "--data-parallel-size 3"));
+        // Part of several nodes is not one node's spare GPUs.
+        CHECK(mentions(strict_plan(card_with("    tp: 4", "    tp: 2")), "= 8, but total_count is 16"));
+    }
+}

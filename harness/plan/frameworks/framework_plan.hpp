@@ -19,6 +19,9 @@ class PlanFindings {
 public:
     virtual ~PlanFindings() = default;
     virtual void problem(const std::string& field, const std::string& message) = 0;
+    /// What the run does where the card was loose and the harness read it as its contributor ran
+    /// it: a warning at the field's line, even under --strict (it is not a problem to fix).
+    virtual void tolerated(const std::string& field, const std::string& message) = 0;
 };
 
 /// Sets one framework value (templates read it as {{fw.KEY}}; "true"/"false" become flags usable
