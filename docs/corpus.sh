@@ -9,6 +9,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 harness=${1:-$here/build/ccl-harness}
 corpus=${2:-$here/../shared/ccl-bench-cards}
 out=${3:-$here/docs/corpus.md}
+# The harness runs from inside the corpus: a relative path given here must still name it.
+[[ "$harness" == */* && "$harness" != /* ]] && harness="$PWD/$harness"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf 'launch:\n  account: m1234\n  container:\n    image: docker.io/library/x@sha256:%s\n  tpu:\n    project: p\n' \

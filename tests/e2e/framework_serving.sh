@@ -206,6 +206,29 @@ run=$(latest_run)
 expect_json "$run/logs/bench_serve.json" 'j["completed"]' 8 "the ShareGPT prompts, oversampled to num_prompts"
 grep -q -- '--dataset-name sharegpt' "$run/rendered/launch.sbatch" && pass || fail "ShareGPT -> --dataset-name sharegpt"
 
+# The corpus's ShareGPT rows name the public file and no path: the job fetches it once into the
+# cache under HF_HOME (shared) and reuses it. Here the cache already holds it (no network).
+hf_cache="$SCRATCH/hf"
+mkdir -p "$hf_cache/ccl-harness/datasets"
+cp "$SCRATCH/sharegpt.json" "$hf_cache/ccl-harness/datasets/ShareGPT_V3_unfiltered_cleaned_split.json"
+expect_status 0 "a ShareGPT card without launch.dataset_path reads the cached public file" -- in_image vllm-openai \
+    "$CCL_HARNESS" run "$serve_card" "${serve[@]}" "${sharegpt[@]}" --set "launch.env.HF_HOME=$hf_cache"
+run=$(latest_run)
+expect_json "$run/logs/bench_serve.json" 'j["completed"]' 8 "the cached ShareGPT prompts"
+grep -q "dataset: $hf_cache/ccl-harness/datasets/ShareGPT_V3_unfiltered_cleaned_split.json (cached)" "$run"/logs/* &&
+    pass || fail "the job does not say it used the cached file: $(tail -n 5 "$run"/logs/*.out 2>&1)"
+expect_eq "the dataset's sha256 is recorded" "$(sha256sum <"$SCRATCH/sharegpt.json" | cut -d' ' -f1)" \
+    "$(cut -d' ' -f1 "$run/logs/dataset.sha256" 2>&1)"
+# An empty cache and no way out (a proxy nobody listens on): the job fails saying what to set, and
+# leaves no partial file under the name the next job would trust.
+expect_status 1 "an unreachable download fails the run" -- in_image vllm-openai "$CCL_HARNESS" run "$serve_card" \
+    "${serve[@]}" "${sharegpt[@]}" --set "launch.env.HF_HOME=$SCRATCH/hf-empty" \
+    --set launch.env.https_proxy=http://127.0.0.1:9 --set launch.env.HTTPS_PROXY=http://127.0.0.1:9
+run=$(latest_run)
+grep -q "could not download https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/" "$run"/logs/* "$run/run.json" &&
+    pass || fail "the failed download is not said: $(tail -n 5 "$run"/logs/*.out 2>&1)"
+expect_eq "no partial dataset file" "" "$(find "$SCRATCH/hf-empty" -type f 2>/dev/null)"
+
 # Both tracers: two servers one after the other (CUPTI takes one subscriber), the torch.profiler
 # pass first, then the Nsight Systems pass, stopped by SIGINT, whose report nsys still writes.
 if [ ${#tools[@]} -gt 0 ]; then
@@ -225,8 +248,11 @@ fi
 
 # Strict planning says what a serving card lacks, naming the field.
 strict=(validate --strict "$serve_card" --cluster "$cluster")
-expect_status 2 "ShareGPT without launch.dataset_path" -- "$CCL_HARNESS" "${strict[@]}" "${sharegpt[@]}"
-expect_output "names launch.dataset_path" "launch.dataset_path"
+expect_status 0 "the public ShareGPT file needs no launch.dataset_path" -- "$CCL_HARNESS" "${strict[@]}" "${sharegpt[@]}"
+expect_status 2 "a ShareGPT file of one's own does" -- "$CCL_HARNESS" "${strict[@]}" \
+    --set workload.data.dataset=sharegpt_filtered_mine
+expect_output "names launch.dataset_path" "launch.dataset_path: not set"
+expect_output "and the public file it could name" "dataset: ShareGPT_V3_unfiltered_cleaned_split.json"
 expect_status 2 "wikitext is no dataset vllm bench serve reads" -- "$CCL_HARNESS" "${strict[@]}" \
     --set workload.data.dataset=wikitext
 expect_output "names the dataset field" "workload.data.dataset"

@@ -46,6 +46,38 @@ ServeDataset serve_dataset(const std::string& dataset) {
     return {};
 }
 
+/// A dataset file the vLLM benchmarks' README tells users to download, which the job fetches
+/// into a cache on the shared file system when the card names it and no launch.dataset_path.
+struct PublicDatasetFile {
+    const char* dataset_name; ///< --dataset-name
+    const char* file;
+    const char* url;
+};
+
+// vLLM v0.19.0 benchmarks/README.md, "Dataset Overview": ShareGPT's `wget` line, and BurstGPT's
+// `wget` of the v1.1 release asset; the Mixtral group12 rows' client.sh reads the same ShareGPT
+// file (--dataset-path ../ShareGPT_V3_unfiltered_cleaned_split.json).
+constexpr PublicDatasetFile k_public_datasets[] = {
+    {"sharegpt", "ShareGPT_V3_unfiltered_cleaned_split.json",
+     "https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/"
+     "ShareGPT_V3_unfiltered_cleaned_split.json"},
+    {"burstgpt", "BurstGPT_without_fails_2.csv",
+     "https://github.com/HPMLL/BurstGPT/releases/download/v1.1/BurstGPT_without_fails_2.csv"},
+};
+
+/// The public file a card's dataset names: the family's bare name, or the file's own stem.
+const PublicDatasetFile* public_dataset_file(const std::string& dataset) {
+    const std::string lower = to_lower(trim(dataset));
+    for (const PublicDatasetFile& known : k_public_datasets) {
+        std::string stem = to_lower(known.file);
+        stem = stem.substr(0, stem.rfind('.'));
+        if (lower == known.dataset_name || lower == stem || lower == to_lower(known.file)) {
+            return &known;
+        }
+    }
+    return nullptr;
+}
+
 /// The first of `spellings` (the corpus writes max-num-seqs; argparse's dest is max_num_seqs)
 /// the card's data section holds as an integer, and its path.
 std::pair<std::string, long long> data_int(const WorkloadCard& card, std::initializer_list<const char*> spellings) {
@@ -101,11 +133,23 @@ void plan_client(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
         set_framework_value(plan, "dataset_path", path,
                             card.launch.dataset_path.empty() ? "the HF dataset id workload.data.dataset names"
                                                              : located(card, "launch.dataset_path"));
+    } else if (const PublicDatasetFile* known = dataset.needs_path ? public_dataset_file(card.dataset) : nullptr) {
+        set_framework_value(plan, "dataset_file", known->file,
+                            fmt::format("{} names the public {} file; the job downloads it once into the cache on the "
+                                        "shared file system ($HF_HOME/ccl-harness/datasets) and records its sha256; "
+                                        "launch.dataset_path names a copy of your own instead",
+                                        located(card, "workload.data.dataset"), known->file));
+        set_framework_value(plan, "dataset_url", known->url, "vLLM's benchmarks/README.md download line");
     } else if (dataset.needs_path) {
-        findings.problem("launch.dataset_path",
-                         fmt::format("not set: dataset {} is a file vllm bench serve reads with --dataset-path "
-                                     "(--dataset-name {}); set launch.dataset_path to it (a path the job's node sees)",
-                                     enquote(card.dataset), dataset.name));
+        findings.problem(
+            "launch.dataset_path",
+            fmt::format("not set: dataset {} is a file vllm bench serve reads with --dataset-path "
+                        "(--dataset-name {}); set launch.dataset_path to it (a path the job's node sees){}",
+                        enquote(card.dataset), dataset.name,
+                        dataset.name == "sharegpt" || dataset.name == "burstgpt"
+                            ? fmt::format(", or name the public file the job downloads itself: dataset: {}",
+                                          dataset.name == "sharegpt" ? k_public_datasets[0].file : k_public_datasets[1].file)
+                            : std::string()));
     } else if (!path.empty()) {
         // datasets.py _ValidateDatasetArgs: "Cannot use 'random' dataset with --dataset-path".
         findings.problem("launch.dataset_path", "set, but the dataset is random prompts: vllm bench serve refuses "
