@@ -108,7 +108,17 @@ void plan_geometry(const WorkloadCard& card, const ClusterProfile& cluster, Plan
 }
 
 void plan_tpu_slice(const WorkloadCard& card, const ClusterProfile& cluster, Plan& plan, PlanOrigins& origin, PlanFindings& findings) {
-    const long long total = std::max(1LL, card.total_count);
+    long long total = std::max(1LL, card.total_count);
+    // Contributors give total_count as the chips their run used and count_per_node as the VM's
+    // (the group-4 rows: "total_count: 2  # Chips used (TP=2)", "count_per_node: 8  # All chips in
+    // single TPU VM"): no v6e-2 exists, so the slice is the VM's and the run uses part of it.
+    if (!find_v6e_slice(total) && card.count_per_node > total && find_v6e_slice(card.count_per_node)) {
+        findings.tolerated("workload.hardware.xpu_spec.total_count",
+                           fmt::format("there is no v6e-{} slice: the run uses {} chips of a v6e-{} slice, one VM of "
+                                       "count_per_node {} chips, as the card's host had",
+                                       total, total, card.count_per_node, card.count_per_node));
+        total = card.count_per_node;
+    }
     plan.tpu_accelerator_type = fmt::format("v6e-{}", total);
     origin.derived("tpu.accelerator_type", fmt::format("v6e-<total_count {}>", total));
     // The profile may offer fewer sizes than exist (quota, a site's node pools).

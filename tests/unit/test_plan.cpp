@@ -220,3 +220,30 @@ TEST_CASE("a loose card is read as its contributor ran it, with a warning") {
         CHECK(mentions(strict_plan(card_with("    tp: 4", "    tp: 2")), "= 8, but total_count is 16"));
     }
 }
+
+TEST_CASE("a TPU card read as its contributor ran it") {
+    // The group-4 rows: vLLM on 2 chips of a v6e-8 VM, "dataset: custom" with no prompt file.
+    std::string text = vllm_card(2, 1, false);
+    text.replace(text.find("model: nvidia_a100"), 18, "model: tpu_v6e");
+    text.replace(text.find("total_count: 4"), 14, "total_count: 2");
+    text.replace(text.find("count_per_node: 4"), 17, "count_per_node: 8");
+    text.replace(text.find("dataset: random"), 15, "dataset: custom");
+    text.replace(text.find("  account: m4999"), 16, "  tpu: {project: p}\n  cluster: tpu-v6e");
+    Plan plan;
+    const Diagnostics diagnostics = strict_plan(text, "tpu-v6e", &plan);
+    INFO(diagnostics.format());
+    CHECK_FALSE(diagnostics.has_errors());
+    CHECK(plan.tpu_accelerator_type == "v6e-8");
+    CHECK(plan.world_size == 2);
+    CHECK(mentions(diagnostics, "there is no v6e-2 slice: the run uses 2 chips of a v6e-8 slice"));
+    CHECK(mentions(diagnostics, "\"custom\" names no prompt file (launch.dataset_path): vllm bench latency feeds random"));
+    SECTION("a custom file named is still not what the offline bench reads") {
+        text.replace(text.find("  tpu: {project: p}"), 19, "  tpu: {project: p}\n  dataset_path: /data/prompts.jsonl");
+        CHECK(mentions(strict_plan(text, "tpu-v6e"), "error: card.yaml:15:14: workload.data.dataset: \"custom\" is not what"));
+    }
+    SECTION("no slice the VM could be either") {
+        text.replace(text.find("count_per_node: 8"), 17, "count_per_node: 3");
+        CHECK(mentions(strict_plan(text, "tpu-v6e"),
+                       "error: card.yaml:20:20: workload.hardware.xpu_spec.total_count: there is no v6e-2 slice (xpk"));
+    }
+}
