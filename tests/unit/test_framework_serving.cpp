@@ -252,11 +252,22 @@ TEST_CASE("each card field that describes the vLLM server changes the render or 
     SECTION("a dataset only the serving bench reads picks serving for an inference card") {
         const std::string sharegpt = with(with(card, "phase: serving", "phase: inference"), "dataset: random",
                                           "dataset: ShareGPT_V3_unfiltered_cleaned_split");
-        refused(render(sharegpt), "launch.dataset_path", "--dataset-path");
+        // vLLM's public ShareGPT file is fetched by the job into the shared cache, its sha256 kept...
+        const Rendered fetched = render(sharegpt);
+        INFO(fetched.diagnostics.format());
+        CHECK_FALSE(fetched.diagnostics.has_errors());
+        CHECK(has(fetched, "dataset_url=https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/"
+                           "ShareGPT_V3_unfiltered_cleaned_split.json\n"));
+        CHECK(has(fetched, "dataset_path=\"$dataset_cache/\"ShareGPT_V3_unfiltered_cleaned_split.json\n"));
+        CHECK(has(fetched, "sha256sum \"$dataset_path\" >\"$RUN_DIR/logs/dataset.sha256\"\n"));
+        // ...a ShareGPT file of one's own must be named.
+        refused(render(with(sharegpt, "ShareGPT_V3_unfiltered_cleaned_split", "sharegpt_filtered_mine")), "launch.dataset_path",
+                "--dataset-path");
         const Rendered r = render(with(sharegpt, "  args:\n", "  dataset_path: /data/sharegpt.json\n  args:\n"));
         INFO(r.diagnostics.format());
         CHECK(has(r, "    --dataset-name sharegpt\n"));
         CHECK(has(r, "dataset_path=/data/sharegpt.json\n"));
+        CHECK_FALSE(has(r, "dataset_url="));
         CHECK(has(r, "output_len_option=--sharegpt-output-len\n"));
         CHECK(has(r, "bench_args+=(\"$output_len_option\" 128)\n"));
         CHECK(r.plan.origins.at("framework_config.serve").detail.find("workload.data.dataset") != std::string::npos);
