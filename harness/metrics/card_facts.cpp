@@ -114,6 +114,7 @@ CardFacts load_card_facts(const fs::path& file) {
     facts.num_heads = number(child(arch, {"num_heads"}));
     facts.batch_size = number(child(root, {"workload", "data", "batch_size"}));
     facts.seq_len = number(child(root, {"workload", "data", "seq_len"}));
+    facts.output_len = number(child(root, {"workload", "data", "output_len"}));
     const YAML::Node xpu = child(root, {"workload", "hardware", "xpu_spec"});
     facts.total_count = number(child(xpu, {"total_count"}));
     facts.xpu_model = text(child(xpu, {"model"}));

@@ -29,6 +29,7 @@ struct CardFacts {
     std::optional<double> num_heads;
     std::optional<double> batch_size;
     std::optional<double> seq_len;
+    std::optional<double> output_len; ///< workload.data.output_len: tpot needs more than one token
     std::optional<double> total_count;
     std::string xpu_model;
     /// metric_source.traces holds "json" / "json_tpu" (mfu.py:264-268 computes nothing else).
@@ -100,6 +101,8 @@ std::unique_ptr<MetricFold> fold_total_communication_time(FoldInputs in, std::si
 std::unique_ptr<MetricFold> fold_collective_volume(FoldInputs in, std::size_t ranks);
 std::unique_ptr<MetricFold> fold_straggler(FoldInputs in, std::size_t ranks);
 std::unique_ptr<MetricFold> fold_mfu(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_ttft(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_tpot(FoldInputs in, std::size_t ranks);
 
 /// The activity spans of a rank sorted by start, for the per-step windows.
 class SortedSpans {

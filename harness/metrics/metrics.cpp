@@ -44,6 +44,10 @@ const std::vector<MetricDefinition>& definitions() {
          fold_collective_volume, std::nullopt},
         {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", fold_straggler, std::nullopt},
         {"mfu", "model FLOP utilization: FLOP/token x tokens/s over the accelerators' peak (%)", fold_mfu, std::nullopt},
+        {"ttft", "time to first token: the first inference forward pass (engine step) of each rank, mean of the ranks (s)", fold_ttft,
+         std::nullopt},
+        {"tpot", "time per output token: mean decode forward pass after the first, last dropped, mean of the ranks (s)", fold_tpot,
+         std::nullopt},
     };
     return k_definitions;
 }

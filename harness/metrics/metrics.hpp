@@ -15,7 +15,7 @@
 namespace harness::metrics {
 
 /// avg_step_time, compute_comm_overlap, communication_fraction, total_communication_time,
-/// collective_volume, straggler, mfu: the report order.
+/// collective_volume, straggler, mfu, ttft, tpot: the report order.
 const std::vector<std::string>& metric_names();
 
 /// Each metric's name and one-line definition, in the report order.
