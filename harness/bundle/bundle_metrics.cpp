@@ -47,8 +47,11 @@ std::vector<std::string> compare_bundle_metrics(const Json& stored, const Json& 
     const Json::Object& want = recomputed.find("metrics")->as_object();
     for (const auto& [name, entry] : want) {
         const Json* have = stored_metrics->find(name);
-        if (have == nullptr || !have->is_object()) {
-            problems.push_back(fmt::format("{}: missing", name));
+        if (have == nullptr) {
+            continue; // metrics_not_stored's
+        }
+        if (!have->is_object()) {
+            problems.push_back(fmt::format("{}: expected an object of {{value, unit, why}}", name));
             continue;
         }
         const Json* stored_value = have->find("value");
@@ -110,6 +113,20 @@ metrics::MetricsReport metrics_of_input(const fs::path& path, const metrics::Met
         rank.file = fs::relative(rank.file, unpacked);
     }
     return report;
+}
+
+std::vector<std::string> metrics_not_stored(const Json& stored, const Json& recomputed) {
+    std::vector<std::string> names;
+    const Json* stored_metrics = stored.find("metrics");
+    if (stored_metrics == nullptr || !stored_metrics->is_object()) {
+        return names; // compare_bundle_metrics says what is wrong with it
+    }
+    for (const auto& [name, entry] : recomputed.find("metrics")->as_object()) {
+        if (stored_metrics->find(name) == nullptr) {
+            names.push_back(name);
+        }
+    }
+    return names;
 }
 
 } // namespace harness

@@ -23,8 +23,13 @@ Json bundle_metrics(const fs::path& dir);
 /// compute_metrics as it is.
 metrics::MetricsReport metrics_of_input(const fs::path& path, const metrics::MetricsOptions& options);
 
-/// Every way `stored` (metrics.json as read) disagrees with `recomputed`: a metric missing or
-/// extra, applicable in one and not the other, or values further apart than 1e-9 relative.
+/// Every way `stored` (metrics.json as read) disagrees with `recomputed`: a metric applicable in
+/// one and not the other, or values further apart than 1e-9 relative. A metric the stored file
+/// lacks is not a disagreement (a bundle packed before the metric existed; the manifest's sha256
+/// already guards the file's bytes): metrics_not_stored names those.
 std::vector<std::string> compare_bundle_metrics(const Json& stored, const Json& recomputed);
+
+/// The metrics `recomputed` has and `stored` lacks, in `recomputed`'s order.
+std::vector<std::string> metrics_not_stored(const Json& stored, const Json& recomputed);
 
 } // namespace harness

@@ -159,6 +159,12 @@ void check_metrics(const fs::path& dir, Problems& problems, Problems& warnings) 
     for (std::string& problem : compare_bundle_metrics(stored, recomputed)) {
         problems.push_back({k_metrics_name, std::move(problem)});
     }
+    if (const std::vector<std::string> newer = metrics_not_stored(stored, recomputed); !newer.empty()) {
+        warnings.push_back(
+            {k_metrics_name, fmt::format("has no {}: the bundle was packed by a harness without {} "
+                                         "(`ccl-harness metrics` computes {} from its traces)",
+                                         join(newer, ", "), newer.size() == 1 ? "it" : "them", newer.size() == 1 ? "it" : "them")});
+    }
     add_metric_warnings(recomputed, warnings);
 }
 

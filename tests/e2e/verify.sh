@@ -46,6 +46,16 @@ PY
 # What `run` and `ccl-harness pack` make must verify too, once they pack (another part of issue 5).
 if [ -n "$auto_bundle" ]; then
     expect_status 0 "the bundle run packed is valid" -- verify "$auto_bundle"
+    # A bundle packed before ttft and tpot existed (its metrics.json lacks them, its manifest
+    # matches) is still valid: verify says what the older harness did not store.
+    older="$SCRATCH/older"
+    rm -rf "$older" && mkdir -p "$older" && tar --zstd -xf "$auto_bundle" -C "$older"
+    older_dir=$(find "$older" -mindepth 1 -maxdepth 1 -type d)
+    "$PY" -c 'import json,sys; p=sys.argv[1]; j=json.load(open(p)); [j["metrics"].pop(m) for m in ("ttft", "tpot")]; json.dump(j, open(p, "w"))' \
+        "$older_dir/metrics.json"
+    "$PY" "$fixture" manifest "$older_dir"
+    expect_status 0 "a bundle packed before ttft and tpot is valid" -- verify "$older_dir"
+    expect_output "saying what it lacks" "metrics.json: has no tpot, ttft: the bundle was packed by a harness without them"
 fi
 packed="$SCRATCH/packed/$name.tar.zst"
 mkdir -p "$SCRATCH/packed"
