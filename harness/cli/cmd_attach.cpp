@@ -54,7 +54,8 @@ void add_attach(CLI::App& sub, Action& action) {
                     "Slurm tool runs.\n"
                     "Exit status: as `run` (0 completed or detached, 1 failed, timed out or refused, 2 not a run\n"
                     "directory or one refused as input, 130 interrupted); a run that had already ended: 0 completed, 1 otherwise.\n"
-                    "--json keys: run --json's, plus job (the Slurm job id) and already_final.\n"
+                    "--json keys: run --json's (failure_class and failure_evidence included: docs/failures.md), plus job\n"
+                    "(the Slurm job id) and already_final.\n"
                     "Examples:\n"
                     "  ccl-harness run workloads/tiny-ddp/tiny-ddp.yaml --cluster slurm-local --detach\n"
                     "  ccl-harness attach results/tiny-ddp-20261124T121500Z-0a1b2c",

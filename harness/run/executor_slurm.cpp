@@ -140,7 +140,7 @@ void execute_slurm(ExecutionContext& context) {
     const SlurmSubmission submitted = slurm.submit(context.run.launch_script, rendered, extra,
                                                    {SlurmClient::requeue_option(context.requeue)});
     if (!submitted.ok()) {
-        record.transition(RunState::failed, context.dir.path, "sbatch refused the job: " + submitted.error);
+        record.transition(RunState::failed, context.dir.path, "sbatch refused the job: " + submitted.error, FailureStage::submission);
         return;
     }
     const std::string job = submitted.job_id;

@@ -66,7 +66,7 @@ std::string utc_now() {
     return buffer;
 }
 
-void RunRecord::transition(RunState next, const fs::path& run_dir, const std::string& why) {
+void RunRecord::transition(RunState next, const fs::path& run_dir, const std::string& why, FailureStage stage) {
     if (is_final(state)) {
         throw HarnessError(fmt::format("run {} is already {}; cannot become {}", run_id, to_string(state), to_string(next)));
     }
@@ -76,6 +76,13 @@ void RunRecord::transition(RunState next, const fs::path& run_dir, const std::st
     state = next;
     if (!why.empty()) {
         reason = why;
+    }
+    if (next == RunState::failed || next == RunState::cancelled || next == RunState::timeout) {
+        const FailureClass decided = classify_failure(gather_failure_facts(*this, to_string(next), run_dir, stage));
+        failure_class = decided.name;
+        // It quotes logs a Slurm job wrote, which are scrubbed only once gathered: the summary
+        // prints it from here, before any save.
+        failure_evidence = secrets != nullptr ? secrets->scrub(decided.evidence) : decided.evidence;
     }
     transitions.emplace_back(to_string(next), utc_now());
     save(run_dir);
@@ -91,6 +98,10 @@ Json RunRecord::to_json() const {
     json["executor"] = executor;
     json["state"] = to_string(state);
     json["reason"] = reason;
+    if (!failure_class.empty()) {
+        json["failure_class"] = failure_class;
+        json["failure_evidence"] = failure_evidence;
+    }
     json["job_ids"] = json_string_array(job_ids);
     json["transitions"] = Json::array();
     for (const auto& [name, time] : transitions) {
@@ -313,6 +324,11 @@ RunRecord RunRecord::from_json(const Json& json) {
         record.state = state_field("state", state);
     }
     record.reason = string_field(json, "reason", "reason", Text::free);
+    record.failure_class = string_field(json, "failure_class");
+    if (!record.failure_class.empty() && !is_failure_class(record.failure_class)) {
+        bad_field("failure_class", fmt::format("unknown failure class {} (docs/failures.md)", shown(record.failure_class)));
+    }
+    record.failure_evidence = string_field(json, "failure_evidence", "failure_evidence", Text::free);
     record.job_ids = string_list(json, "job_ids", Text::name, k_max_job_ids);
     for (std::size_t i = 0; i < record.job_ids.size(); ++i) {
         check_job_id(fmt::format("job_ids[{}]", i), record.job_ids[i], tpu);

@@ -4,6 +4,7 @@
 // with timestamps, job ids, per-rank outcomes and the reason for any failure. Written
 // atomically after every transition, so a crash leaves the last known state on disk.
 #include "provenance/secret_scrub.hpp"
+#include "run/failure_class.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
 
@@ -35,6 +36,10 @@ struct RunRecord {
     std::string executor; ///< local | slurm | tpu-vm
     RunState state = RunState::rendered;
     std::string reason;
+    /// A failed, cancelled or timed-out run's class (failure_classes()) and what decided it;
+    /// empty otherwise, and in a record an older harness wrote.
+    std::string failure_class;
+    std::string failure_evidence;
     std::vector<std::string> job_ids;
     std::vector<std::pair<std::string, std::string>> transitions; ///< (state, UTC time)
     std::vector<RankOutcome> ranks;
@@ -58,7 +63,9 @@ struct RunRecord {
     void claim();
 
     /// Moves to `state`, stamping the time, and saves. Leaving a final state is a logic error.
-    void transition(RunState next, const fs::path& run_dir, const std::string& why = "");
+    /// Ending failed, cancelled or timeout classifies the failure (classify_failure over what
+    /// `run_dir` holds); `stage` names the harness's step that ended it, when it was one.
+    void transition(RunState next, const fs::path& run_dir, const std::string& why = "", FailureStage stage = FailureStage::job);
     void save(const fs::path& run_dir) const;
     Json to_json() const;
 

@@ -27,6 +27,13 @@ void record_slurm_job_end(const SlurmClient& client, const std::string& job, con
     write_file_atomic(dir / "sacct.txt", secrets.scrub(accounting.sacct));
     record.scheduler["accounting"] = Json(
         Json::Object{{"source", accounting.source}, {"sacct", "accounting/sacct.txt"}, {"scontrol", "accounting/scontrol.txt"}});
+    // Slurm's own verdict, for the failure class (a job's OUT_OF_MEMORY is no log line).
+    if (!outcome.slurm_state.empty()) {
+        record.scheduler["slurm_state"] = outcome.slurm_state;
+    }
+    if (!outcome.exit_code.empty()) {
+        record.scheduler["exit_code"] = outcome.exit_code;
+    }
     std::string reason = outcome.reason;
     if (outcome.state == RunState::failed || outcome.state == RunState::timeout) {
         const fs::path output = slurm_batch_output(RunDirectory{"", run_dir}.rendered(), job);

@@ -90,6 +90,8 @@ AttachOutcome final_outcome(const RunRecord& record, const fs::path& run_dir) {
     run.run_dir = run_dir;
     run.state = record.state;
     run.reason = record.reason;
+    run.failure_class = record.failure_class;
+    run.failure_evidence = record.failure_evidence;
     run.exit_code = record.state == RunState::completed ? k_exit_ok : k_exit_failure;
     for (const std::string& trace : record.traces) {
         run.traces.push_back(run_dir / run_files::k_traces / trace);

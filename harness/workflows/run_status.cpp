@@ -105,6 +105,8 @@ RunSummary summarize_run(const fs::path& dir, const std::string& sweep) {
         run.state = k_harness_died;
     }
     run.card = typed.card;
+    run.failure_class = typed.failure_class;
+    run.failure_evidence = typed.failure_evidence;
     run.overrides = typed.overrides;
     run.target = typed.target;
     if (!typed.transitions.empty()) {
@@ -243,6 +245,9 @@ std::string format_status(const ResultsStatus& status) {
             if (!run.problem.empty()) {
                 text += fmt::format("  {}\n", terminal_text(run.problem));
             }
+            if (!run.failure_class.empty()) {
+                text += fmt::format("  failure class {}: {}\n", terminal_text(run.failure_class), terminal_text(run.failure_evidence));
+            }
             if (!run.overrides.empty()) {
                 text += fmt::format("  {}: {}\n", run.sweep.empty() ? "set" : "point", terminal_text(join(run.overrides, " ")));
             }
@@ -285,6 +290,8 @@ Json status_to_json(const ResultsStatus& status) {
         entry["avg_step_time"] = optional(run.avg_step_time);
         entry["compute_comm_overlap"] = optional(run.compute_comm_overlap);
         entry["problem"] = run.problem;
+        entry["failure_class"] = run.failure_class.empty() ? Json() : Json(run.failure_class);
+        entry["failure_evidence"] = run.failure_class.empty() ? Json() : Json(run.failure_evidence);
         entry["overrides"] = json_string_array(run.overrides);
         json["runs"].push_back(entry);
     }

@@ -31,6 +31,8 @@ struct RunSummary {
     std::optional<double> avg_step_time;        ///< s, from metrics.json
     std::optional<double> compute_comm_overlap; ///< %, from metrics.json
     std::string problem;                        ///< why the record could not be read
+    std::string failure_class;                  ///< run.json's failure_class (failed, cancelled, timeout)
+    std::string failure_evidence;               ///< what decided it
     std::vector<std::string> overrides;         ///< the --set (a sweep point's) PATH=VALUE overrides it was made with
 };
 

@@ -290,7 +290,7 @@ std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const Cl
                                                           out);
             if (!refused.empty()) {
                 record.transition(RunState::failed, staged->dir.path,
-                                  fmt::format("image {}: {}", staged->run.plan.container_build, refused));
+                                  fmt::format("image {}: {}", staged->run.plan.container_build, refused), FailureStage::image);
             } else {
                 // The job's own preflight, here and now: a flag the image's framework lacks is
                 // refused before the job queues rather than after.
@@ -301,13 +301,14 @@ std::shared_ptr<StagedRun> stage_rendered_run(const WorkloadCard& card, const Cl
                 if (preflight.result == ImagePreflight::Result::refused) {
                     record.transition(RunState::failed, staged->dir.path,
                                       fmt::format("the image's framework refuses the rendered launch (preflight in {}): {}",
-                                                  staged->run.plan.container_build, preflight.text));
+                                                  staged->run.plan.container_build, preflight.text),
+                                      FailureStage::preflight);
                 }
             }
         } catch (const HarnessError& error) {
             // Nothing ran: the run ends here, recorded, with the runtime's words.
             record.transition(error.code() == k_exit_interrupted ? RunState::cancelled : RunState::failed, staged->dir.path,
-                              error.what());
+                              error.what(), FailureStage::image);
         }
     }
     return staged;
@@ -354,7 +355,7 @@ RunOutcome finish_staged_run(StagedRun& staged, std::ostream& out) {
         if (traces.missing_message.empty()) {
             record.transition(RunState::completed, dir.path, record.reason);
         } else {
-            record.transition(RunState::failed, dir.path, "traces missing: " + traces.missing_message);
+            record.transition(RunState::failed, dir.path, "traces missing: " + traces.missing_message, FailureStage::traces);
         }
     } else {
         record.save(dir.path);
@@ -367,6 +368,8 @@ RunOutcome finish_staged_run(StagedRun& staged, std::ostream& out) {
     outcome.run_dir = absolute_path(dir.path);
     outcome.state = record.state;
     outcome.reason = record.reason;
+    outcome.failure_class = record.failure_class;
+    outcome.failure_evidence = record.failure_evidence;
     outcome.exit_code = exit_code_for(record.state);
     for (const auto& name : traces.files) {
         outcome.traces.push_back(outcome.run_dir / "traces" / name);
@@ -421,6 +424,8 @@ Json run_outcome_to_json(const RunOutcome& outcome) {
     json["run_dir"] = outcome.run_dir.empty() ? Json() : Json(outcome.run_dir.string());
     json["state"] = outcome.state ? Json(to_string(*outcome.state)) : Json();
     json["reason"] = outcome.reason;
+    json["failure_class"] = outcome.failure_class.empty() ? Json() : Json(outcome.failure_class);
+    json["failure_evidence"] = outcome.failure_class.empty() ? Json() : Json(outcome.failure_evidence);
     json["exit_code"] = outcome.exit_code;
     json["traces"] = Json::array();
     for (const auto& trace : outcome.traces) {
@@ -505,10 +510,15 @@ std::string format_run_outcome(const RunOutcome& outcome) {
             attach_command(outcome.run_dir));
     }
     // The reason quotes the job's log (colour codes, tqdm's carriage returns): escaped, its lines kept.
-    std::string text = fmt::format("run {} {}{}\n  run directory: {}\n  traces: {}\n", terminal_text(outcome.run_id),
-                                   to_string(*outcome.state), outcome.reason.empty() ? "" : ": " + terminal_text(outcome.reason, true),
-                                   terminal_text(outcome.run_dir.string()),
-                                   traces.empty() ? "(none)" : terminal_text(join(traces, ", ")));
+    std::string text = fmt::format(
+        "run {} {}{}{}\n  run directory: {}\n  traces: {}\n", terminal_text(outcome.run_id), to_string(*outcome.state),
+        outcome.failure_class.empty() ? "" : " (" + terminal_text(outcome.failure_class) + ")",
+        outcome.reason.empty() ? "" : ": " + terminal_text(outcome.reason, true), terminal_text(outcome.run_dir.string()),
+        traces.empty() ? "(none)" : terminal_text(join(traces, ", ")));
+    if (!outcome.failure_evidence.empty()) {
+        text += fmt::format("  failure class {}: {} (docs/failures.md)\n", terminal_text(outcome.failure_class),
+                            terminal_text(outcome.failure_evidence));
+    }
     if (!outcome.headline.empty()) {
         std::vector<std::string> numbers;
         for (const auto& [name, value] : outcome.headline) {

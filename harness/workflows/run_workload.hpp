@@ -112,6 +112,8 @@ struct RunOutcome {
     fs::path run_dir;              ///< absolute; empty when nothing ran
     std::optional<RunState> state; ///< the final state; empty when nothing ran
     std::string reason;            ///< why it did not complete, from run.json
+    std::string failure_class;     ///< run.json's failure_class: failed, cancelled or timeout only
+    std::string failure_evidence;  ///< what decided failure_class
     int exit_code = 0;             ///< 0 completed (or a dry run), 1 failed/timed out/packing failed, 2 invalid input, 130 cancelled
     std::vector<fs::path> traces;  ///< absolute paths of the collected traces
     /// A completed run's headline metrics (metrics.json), by name: avg_step_time in seconds, the

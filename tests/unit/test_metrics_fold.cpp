@@ -122,8 +122,13 @@ MetricsReport run(const fs::path& dir, unsigned threads, bool reference) {
     options.reference = reference;
     // The metrics the pre-folding binary had (ttft and tpot came later, and do not apply to
     // this training fixture anyway).
-    options.metrics = {"avg_step_time", "compute_comm_overlap", "communication_fraction", "total_communication_time",
-                       "collective_volume", "straggler", "mfu"};
+    options.metrics = {"avg_step_time",
+                       "compute_comm_overlap",
+                       "communication_fraction",
+                       "total_communication_time",
+                       "collective_volume",
+                       "straggler",
+                       "mfu"};
     return compute_metrics(dir, options);
 }
 
