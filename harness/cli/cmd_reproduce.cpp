@@ -24,6 +24,10 @@ int run_reproduce(ReproduceOptions options, const ReportFlags& flags) {
                                                problem.message))
                   << "\n";
     }
+    if (!outcome.verdict_error.empty()) {
+        std::cerr << fmt::format("ccl-harness: warning: the reproduction's numbers could not be compared with the bundle's: {}\n",
+                                 terminal_text(outcome.verdict_error, true));
+    }
     if (!outcome.error.empty()) {
         std::cerr << fmt::format("ccl-harness: error: {}\n", terminal_text(outcome.error, true));
     }
@@ -45,6 +49,9 @@ int run_reproduce(ReproduceOptions options, const ReportFlags& flags) {
         }
         if (outcome.run) {
             result << format_run_outcome(*outcome.run);
+        }
+        if (outcome.verdict) {
+            result << reproduction_verdict_text(*outcome.verdict);
         }
     }
     if (flags.json) {
@@ -68,6 +75,8 @@ void add_reproduce(CLI::App& sub, Action& action) {
     sub.add_flag("--allow-image-drift", options->allow_image_drift,
                  "when the rebuilt container image's Debian packages differ from those the bundle's run had, show the "
                  "difference and run anyway");
+    sub.add_flag("--fail-outside-noise", options->fail_outside_noise,
+                 "exit 1 when the reproduction's step time differs from the bundle's by more than the two runs' noise");
     auto* results = add_results_option(sub, options->results, "where the new run directory goes");
     sub.add_option("--git-cache", options->git_cache, "clones of framework sources (default: $XDG_CACHE_HOME/ccl-harness/git)");
     sub.add_option("--secret", options->secret_names,
@@ -85,12 +94,16 @@ void add_reproduce(CLI::App& sub, Action& action) {
         "Containerfile, or reuses it when the runtime has it, and says which; when its Debian packages\n"
         "differ from those the bundle's image had, it prints the difference and stops, unless\n"
         "--allow-image-drift.\n"
-        "Exit status: 0 reproduced (or would be, with --dry-run), 1 invalid bundle, scripts differ or\n"
-        "the run failed, 2 unusable input, 130 interrupted.\n"
+        "A completed reproduction is held to the bundle's numbers: its mean step time against the bundle's,\n"
+        "within noise when they differ by at most twice the standard error of the difference (Welch's, over\n"
+        "each run's per-step times averaged across ranks), and every metric both have with its change.\n"
+        "Exit status: 0 reproduced (or would be, with --dry-run), 1 invalid bundle, scripts differ, the run\n"
+        "failed, or (--fail-outside-noise) its step time is outside the noise, 2 unusable input, 130 interrupted.\n"
         "--json keys: bundle, name, valid, problems [{path, message}], manifest_sha256, original_cluster, target, scripts "
         "{identical, differing, only_in_bundle, only_rendered, diff} | null, used_bundled_scripts, dry_run, preview, preview_slurm "
         "{bill, image, sbatch} (--dry-run on Slurm, as `run --help` documents preview.bill, .image, .sbatch) | null, run (as "
-        "run --json) | null, error, exit_code.\n"
+        "run --json) | null, verdict {judged, within_noise, bundle_step_time, reproduced_step_time, noise (s), bundle_steps, "
+        "reproduced_steps, why, metrics {name: {bundle, reproduced, unit}}} | null, verdict_error, error, exit_code.\n"
         "Examples:\n"
         "  ccl-harness reproduce results/tiny-ddp-20261123T101500Z-1a2b3c.tar.zst --dry-run\n"
         "  ccl-harness reproduce bundle.tar.zst --cluster slurm-local");

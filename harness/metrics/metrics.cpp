@@ -29,25 +29,28 @@ struct MetricDefinition {
     const char* summary; ///< one line, for `ccl-harness list metrics`
     MetricFoldFactory fold;
     std::optional<ReferencePattern> pattern; ///< the tool's communication pattern, if it has one
+    Better better;                           ///< website/benchmark_config.json's higher_is_better, where it lists the metric
 };
 
 const std::vector<MetricDefinition>& definitions() {
     static const std::vector<MetricDefinition> k_definitions = {
-        {"avg_step_time", "mean duration of the inner training or serving steps (s)", fold_avg_step_time, std::nullopt},
+        {"avg_step_time", "mean duration of the inner training or serving steps (s)", fold_avg_step_time, std::nullopt, Better::lower},
         {"compute_comm_overlap", "share of communication kernel time overlapped by compute, per inner step (%)",
-         fold_compute_comm_overlap, ReferencePattern::overlap},
+         fold_compute_comm_overlap, ReferencePattern::overlap, Better::higher},
         {"communication_fraction", "communication kernel time over all kernel time, mean of the inner steps (%)",
-         fold_communication_fraction, ReferencePattern::fraction},
+         fold_communication_fraction, ReferencePattern::fraction, Better::lower},
         {"total_communication_time", "merged communication kernel time per inner step (s)", fold_total_communication_time,
-         ReferencePattern::total_time},
+         ReferencePattern::total_time, Better::lower},
         {"collective_volume", "bytes moved by collectives (message elements x dtype size), by collective (bytes)",
-         fold_collective_volume, std::nullopt},
-        {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", fold_straggler, std::nullopt},
-        {"mfu", "model FLOP utilization: FLOP/token x tokens/s over the accelerators' peak (%)", fold_mfu, std::nullopt},
+         fold_collective_volume, std::nullopt, Better::neither},
+        {"straggler", "(max - min) / max of the ranks' total communication kernel time (ratio)", fold_straggler, std::nullopt,
+         Better::lower},
+        {"mfu", "model FLOP utilization: FLOP/token x tokens/s over the accelerators' peak (%)", fold_mfu, std::nullopt,
+         Better::higher},
         {"ttft", "time to first token: the first inference forward pass (engine step) of each rank, mean of the ranks (s)", fold_ttft,
-         std::nullopt},
+         std::nullopt, Better::lower},
         {"tpot", "time per output token: mean decode forward pass after the first, last dropped, mean of the ranks (s)", fold_tpot,
-         std::nullopt},
+         std::nullopt, Better::lower},
     };
     return k_definitions;
 }
@@ -458,6 +461,15 @@ std::vector<std::pair<std::string, std::string>> metric_summaries() {
         out.emplace_back(definition.name, definition.summary);
     }
     return out;
+}
+
+Better metric_better(const std::string& name) {
+    for (const auto& definition : definitions()) {
+        if (name == definition.name) {
+            return definition.better;
+        }
+    }
+    return Better::neither;
 }
 
 const std::vector<std::string>& metric_names() {

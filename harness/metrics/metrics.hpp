@@ -21,6 +21,13 @@ const std::vector<std::string>& metric_names();
 /// Each metric's name and one-line definition, in the report order.
 std::vector<std::pair<std::string, std::string>> metric_summaries();
 
+/// Which way a metric gets better: a step time down, an overlap up; none for what only describes
+/// the run (bytes moved). The one table references and reproductions judge changes by.
+enum class Better { lower, higher, neither };
+
+/// The direction of `name`; `neither` for a name that is not a metric.
+Better metric_better(const std::string& name);
+
 struct MetricValue {
     std::string metric;
     std::string unit;            ///< "s", "%", "bytes", "ratio"

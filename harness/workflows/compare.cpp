@@ -497,9 +497,10 @@ Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOption
     const auto is_sweep = [](const fs::path& input) { return is_sweep_dir(input) || is_results_dir(input); };
     const bool sweeps = std::any_of(inputs.begin(), inputs.end(), is_sweep);
     // Without a sweep the count is known before anything is read.
-    if (inputs.size() < 2 && !sweeps) {
+    const std::string needed = options.min_runs == 1 ? "one or more" : "two or more";
+    if (inputs.size() < options.min_runs && !sweeps) {
         throw input_error(
-            fmt::format("compare needs two or more runs or bundles, got {} (`ccl-harness metrics` shows one)", inputs.size()));
+            fmt::format("compare needs {} runs or bundles, got {} (`ccl-harness metrics` shows one)", needed, inputs.size()));
     }
     Comparison out;
     for (const fs::path& input : inputs) {
@@ -511,8 +512,8 @@ Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOption
             out.runs.push_back(load_compared_run(input, options));
         }
     }
-    if (out.runs.size() < 2) {
-        throw input_error(fmt::format("compare needs two or more runs or bundles, got {}{}{} (`ccl-harness metrics` shows one)",
+    if (out.runs.size() < options.min_runs) {
+        throw input_error(fmt::format("compare needs {} runs or bundles, got {}{}{} (`ccl-harness metrics` shows one)", needed,
                                       out.runs.size(),
                                       sweeps ? " (counting each completed run of a results directory and each sweep point with a "
                                                "run directory)"

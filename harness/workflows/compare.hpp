@@ -111,6 +111,8 @@ struct CompareOptions {
     /// Narrows the runs of results and sweep directories (never a run or bundle named on its own),
     /// as `status` does with the same query.
     ParsedRunQuery query;
+    /// How many runs make a comparison: 2, or 1 when a run is held to references instead.
+    std::size_t min_runs = 2;
 };
 
 /// Card paths never compared: `trace_url` names the bundle itself, so it differs between any
@@ -173,7 +175,7 @@ std::string missing_note_text(const MissingNote& note, std::size_t runs);
 /// The spread of the run's steps over every rank; nullopt without per-step times.
 std::optional<StepSpread> step_spread(const RunDetail& detail);
 
-/// Loads every input (two or more: fewer is an input error) and compares them. A directory
+/// Loads every input (options.min_runs or more: fewer is an input error) and compares them. A directory
 /// with sweep.json stands for its points that have a run directory.
 Comparison compare_runs(const std::vector<fs::path>& inputs, const CompareOptions& options = {});
 

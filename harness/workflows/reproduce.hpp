@@ -6,6 +6,7 @@
 #include "render/render.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
+#include "workflows/references.hpp"
 #include "workflows/run_workload.hpp"
 #include "workflows/slurm_dry_run.hpp"
 
@@ -23,6 +24,8 @@ struct ReproduceOptions {
     bool use_bundled_scripts = false;
     /// Run even when the rebuilt image's Debian packages differ from those the bundle's ran.
     bool allow_image_drift = false;
+    /// Exit 1 when the reproduction's step time is outside the two runs' noise (a CI gate).
+    bool fail_outside_noise = false;
     fs::path results = "results";
     fs::path git_cache; ///< empty: default_git_cache()
     double grace_seconds = 5;
@@ -57,8 +60,12 @@ struct ReproduceOutcome {
     bool dry_run = false;
     std::string preview;           ///< with --dry-run: what would run, where
     std::optional<RunOutcome> run; ///< the new run, when it ran
-    std::string error;             ///< why it stopped before running (invalid bundle, scripts differ)
-    int exit_code = 0;             ///< 0 reproduced (or would be), 1 invalid bundle, scripts differ or the run failed, 130 interrupted
+    /// The completed reproduction's numbers against the bundle's (reproduction_verdict).
+    std::optional<ReproductionVerdict> verdict;
+    std::string verdict_error; ///< why the numbers could not be compared, when they could not
+    std::string error;         ///< why it stopped before running (invalid bundle, scripts differ)
+    int exit_code = 0;         ///< 0 reproduced (or would be), 1 invalid bundle, scripts differ, the run failed or
+                               ///< (fail_outside_noise) its step time is outside the noise, 130 interrupted
     /// with --dry-run on Slurm: the bill, image work and sbatch line, as `run --dry-run` shows them
     std::optional<SlurmDryRun> slurm_preview;
 };
