@@ -133,6 +133,9 @@ grep -q "job $job: requeued (restart 1)" "$SCRATCH/requeue.log" && pass || fail 
 expect_status 1 "time limit under Slurm" -- bash -c "$(declare -f misbehave); misbehave sleep --set launch.time_limit=1"
 run=$(latest_run)
 [ "$(run_json "$run" 'r["state"]')" = timeout ] && pass || fail "state after the time limit: $(run_json "$run" 'r["state"]')"
+# Its failure class (docs/failures.md), from Slurm's TIMEOUT; failure_class.sh covers the others.
+expect_eq "failure class after the time limit" time_limit "$(run_json "$run" 'r.get("failure_class")')"
+expect_output "the summary names it" "timeout (time_limit): job "
 
 # 9. Rendered Perlmutter job scripts are accepted by the real sbatch; broken ones are not.
 for card in workloads/*/*.yaml; do
