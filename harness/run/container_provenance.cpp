@@ -12,8 +12,6 @@ namespace harness {
 
 namespace {
 
-Json string_or_null(const std::string& text) { return text.empty() ? Json() : Json(text); }
-
 /// The containers the runtime reported and the one image they all ran ("" when none or several).
 std::string add_ran(Json& container, const fs::path& run_dir, std::vector<std::string>& warnings) {
     const ContainerLedger ledger = read_container_ledger(run_dir / k_container_dir);

@@ -18,8 +18,6 @@ namespace harness {
 
 namespace {
 
-Json string_or_null(const std::string& text) { return text.empty() ? Json() : Json(text); }
-
 std::string input_path(const fs::path& file, const fs::path& home) {
     std::error_code ec;
     const fs::path absolute = fs::weakly_canonical(fs::absolute(file, ec), ec);

@@ -153,4 +153,6 @@ Json json_string_array(const std::vector<std::string>& values) {
     return Json(std::move(array));
 }
 
+Json string_or_null(const std::string& text) { return text.empty() ? Json() : Json(text); }
+
 } // namespace harness

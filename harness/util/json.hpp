@@ -67,6 +67,9 @@ private:
 
 Json json_string_array(const std::vector<std::string>& values);
 
+/// The text, or null when it is empty: how the records write a value they do not have.
+Json string_or_null(const std::string& text);
+
 /// Follows raw JSON text one character at a time, so that a scan for brackets can skip what is
 /// inside strings (escaped quotes included) without parsing.
 struct JsonStringState {

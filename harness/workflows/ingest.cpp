@@ -315,8 +315,6 @@ struct Inputs {
     std::vector<long long> ranks_present; ///< a partial archive's ranks; empty when every rank is traced
 };
 
-Json string_or_null(const fs::path& path) { return path.empty() ? Json() : Json(path.string()); }
-
 /// provenance.json of an ingested run: the files given, pinned by sha256; everything the harness
 /// would have recorded by running the job is null (unknown).
 Json ingested_provenance(const Inputs& in, const WorkloadCard& card, const std::string& id, const std::string& now) {
@@ -333,8 +331,10 @@ Json ingested_provenance(const Inputs& in, const WorkloadCard& card, const std::
     Json out = Json::object();
     out["format"] = k_provenance_format;
     out["origin"] = k_origin_ingested;
-    out["ingested"] = Json(Json::Object{
-        {"at", now}, {"traces", in.traces.string()}, {"scripts", string_or_null(in.scripts)}, {"logs", string_or_null(in.logs)}});
+    out["ingested"] = Json(Json::Object{{"at", now},
+                                        {"traces", in.traces.string()},
+                                        {"scripts", string_or_null(in.scripts.string())},
+                                        {"logs", string_or_null(in.logs.string())}});
     if (!in.ranks_present.empty()) {
         Json ranks = Json::array();
         for (const long long rank : in.ranks_present) {
