@@ -3,6 +3,7 @@
 // tools/inference_latency/inference_latency.py), in seconds.
 #include "metrics/metric_functions.hpp"
 #include "metrics/reference_patterns.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -26,14 +27,20 @@ std::vector<double> decode_passes(const std::vector<double>& passes) {
 
 /// One rank's value in µs: the first pass (ttft) or the decode passes' mean (tpot);
 /// inference_latency.py:98-110 _summarize_rank_sequences.
-std::optional<double> rank_latency(const std::vector<double>& passes, Latency which) {
+std::optional<double> rank_latency(const std::vector<double>& passes, Latency which, bool starts_mid_decode) {
     if (passes.empty()) {
         return std::nullopt;
     }
     if (which == Latency::ttft) {
         return passes.front();
     }
-    const std::vector<double> decode = decode_passes(passes);
+    // Traced from mid-decode: every pass is a decode, none a prefill to leave out.
+    std::vector<double> decode = passes;
+    if (!starts_mid_decode) {
+        decode = decode_passes(passes);
+    } else if (decode.size() > 2) {
+        decode.pop_back();
+    }
     return decode.empty() ? std::nullopt : std::optional<double>(mean(decode));
 }
 
@@ -49,6 +56,9 @@ std::vector<double> durations(const StepSelection& selection) {
 struct RankPasses {
     std::vector<double> passes; ///< µs, by start time
     std::string source;
+    /// The first traced pass is not the prefill: SGLang bench_one_batch profiles from
+    /// --profile-start-step, mid-decode by default, so its first traced pass is a decode.
+    bool starts_mid_decode = false;
     bool vllm = false; ///< --reference: vLLM's markers win over SGLang's across ranks (inference_latency.py:176-179)
 };
 
@@ -87,6 +97,9 @@ public:
                                         sglang_bench_steps(trace), standard_xla_steps(trace)}) {
             if (!selection.empty()) {
                 slot.passes = durations(selection);
+                const StepMarker& first = selection.steps.front();
+                slot.starts_mid_decode = first.kind == StepKind::sglang_bench_forward &&
+                                         ends_with(trace.names.text(first.name), "): decode");
                 slot.source = std::move(selection.source);
                 return;
             }
@@ -107,18 +120,28 @@ public:
         }
         std::vector<double> values;
         std::string sources;
+        bool mid_decode = false;
         for (std::size_t r = 0; r < order.size(); ++r) {
             const RankPasses& slot = m_slots[order[r]];
             if (!in().counted[order[r]] || (in().reference() && any_vllm && !slot.vllm)) {
                 continue;
             }
-            if (const std::optional<double> value = rank_latency(slot.passes, m_which)) {
+            if (ttft && slot.starts_mid_decode) {
+                mid_decode = true;
+                continue;
+            }
+            if (const std::optional<double> value = rank_latency(slot.passes, m_which, slot.starts_mid_decode)) {
                 values.push_back(*value);
                 out.per_rank[r] = *value / k_us_per_s;
                 if (sources.find(slot.source) == std::string::npos) {
                     sources += sources.empty() ? slot.source : ", " + slot.source;
                 }
             }
+        }
+        if (values.empty() && mid_decode) {
+            out.why = "the traces start at a decode pass (SGLang bench_one_batch profiles from --profile-start-step): no "
+                      "prefill was traced, so no first token";
+            return out;
         }
         if (values.empty()) {
             out.why = ttft ? "no inference forward-pass markers in any rank (execute_context_*, run_batch, bench_one_batch's "

@@ -11,6 +11,7 @@
 #include "test_context.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <cmath>
 #include <map>
 #include <string>
@@ -234,6 +235,35 @@ TEST_CASE("ttft and tpot in the default mode", "[inference_latency][metrics]") {
     const auto mixed = latency(dir, "mixed", false);
     CHECK(near(mixed.first, 0.00255));
     CHECK(near(mixed.second, 0.0001875));
+    // SGLang bench_one_batch's forward passes (the tool reads none): traced from the prefill,
+    // the first pass is the first token; traced from mid-decode, there is no first token, and
+    // every pass is a decode.
+    const auto pass = [](const char* stage, int ts, int dur) {
+        return fmt::format(
+            R"x({{"ph": "X", "cat": "python_function", "name": "/sgl-workspace/sglang/python/sglang/bench_one_batch.py(512): {}", "pid": 1, "tid": 1, "ts": {}, "dur": {}}})x",
+            stage, ts, dur);
+    };
+    const std::string card = R"(workload:
+  model: {phase: inference}
+  data: {batch_size: 8, output_len: 128}
+  hardware: {xpu_spec: {type: GPU, model: nvidia_a100, total_count: 1}}
+metric_source: {traces: [json]}
+)";
+    dir.write("bench_prefill/card.yaml", card);
+    dir.write("bench_prefill/rank0_trace.json", "{\"traceEvents\": [" + pass("extend", 0, 3000) + ",\n" + pass("decode", 3010, 200) +
+                                                    ",\n" + pass("decode", 3220, 220) + ",\n" + pass("decode", 3450, 900) + "]}");
+    MetricsOptions options;
+    options.metrics = {"ttft", "tpot"};
+    MetricsReport report = compute_metrics(dir.path() / "bench_prefill", options);
+    CHECK(near(report.metrics[0].value, 0.003));
+    CHECK(near(report.metrics[1].value, 0.00021));
+    dir.write("bench_mid/card.yaml", card);
+    dir.write("bench_mid/rank0_trace.json", "{\"traceEvents\": [" + pass("decode", 0, 200) + "]}");
+    report = compute_metrics(dir.path() / "bench_mid", options);
+    CHECK_FALSE(report.metrics[0].value);
+    CHECK(report.metrics[0].why.find("the traces start at a decode pass") == 0);
+    CHECK(near(report.metrics[1].value, 0.0002));
+
     // Still nothing from markers no engine writes, a training card, or one output token.
     CHECK_FALSE(latency(dir, "cpu_op_markers", false).first);
     CHECK_FALSE(latency(dir, "training", false).first);
