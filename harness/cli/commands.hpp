@@ -32,6 +32,7 @@ void add_sweep(CLI::App& sub, Action& action);
 void add_compare(CLI::App& sub, Action& action);
 void add_submit(CLI::App& sub, Action& action);
 void add_status(CLI::App& sub, Action& action);
+void add_results(CLI::App& sub, Action& action);
 void add_metrics(CLI::App& sub, Action& action);
 void add_help(CLI::App& sub, Action& action);       // cli/app.cpp
 void add_completion(CLI::App& sub, Action& action); // cli/cmd_completion.cpp
@@ -66,6 +67,7 @@ inline const Command k_commands[] = {
      add_compare},
     {"submit", "verify a bundle and upload it to a CCL-Bench upload server", add_submit},
     {"status", "list runs and sweeps under a results directory with state, duration, bundle and headline metrics", add_status},
+    {"results", "index results directories into an SQLite store and query runs by card field, state, date and metric", add_results},
     {"list", "list what exists: cluster profiles (shipped and yours), frameworks x targets, templates, metrics", add_list},
     {"schema", "print the JSON Schema of workload cards (or cluster profiles) for editors and other tools", add_schema},
     {"help", "show the help of ccl-harness or of one command (as --help does)", add_help},

@@ -64,7 +64,7 @@ expect_bash "--dry-run" ccl-harness --home /somewhere run --dr
 expect_bash "--verbose --version" ccl-harness --ver
 expect_bash "--verbose" ccl-harness validate --verb
 expect_bash "bash fish zsh" ccl-harness completion ""
-expect_bash "render reproduce" ccl-harness help re
+expect_bash "render reproduce results" ccl-harness help re
 expect_bash "" ccl-harness run --grace ""
 touch "$SCRATCH/card-one.yaml"
 expect_bash "$SCRATCH/card-one.yaml" ccl-harness validate "$SCRATCH/card-o"

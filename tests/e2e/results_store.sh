@@ -1,0 +1,77 @@
+#!/bin/bash
+# `ccl-harness results`: real local runs indexed into the SQLite store, queried, re-indexed after a
+# run directory is removed, a damaged database refused and rebuilt, concurrent indexers, and an
+# indexer killed mid-write.
+source "$(dirname "$0")/lib.sh"
+cd "$CCL_SOURCE_DIR"
+results="$SCRATCH/results"
+db="$SCRATCH/results.db"
+store() { "$CCL_HARNESS" results --store "$db" "$@"; }
+
+for _ in 1 2; do
+    expect_status 0 "tiny-ddp runs locally" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local --results "$results"
+done
+expect_status 0 "index two runs" -- store index "$results"
+expect_output "two added" "2 added, 0 updated, 0 dropped"
+expect_status 0 "index again" -- store index "$results"
+expect_output "nothing changes" "0 added, 0 updated, 0 dropped, 2 unchanged"
+
+expect_status 0 "list --where state" -- store list --where state=completed --where cluster=local --metric avg_step_time --json
+echo "$OUT" | tee "$SCRATCH/list.out" >"$SCRATCH/list.json"
+expect_json "$SCRATCH/list.json" 'len(j["runs"])' 2
+expect_json "$SCRATCH/list.json" 'all(isinstance(r["avg_step_time"], float) for r in j["runs"])' True
+family=$(/usr/bin/python3 -c 'import yaml,sys; print(yaml.safe_load(open(sys.argv[1]))["workload"]["model"]["model_family"])' \
+    "$(latest_run)/card.yaml")
+expect_status 0 "list --where a card path" -- store list --where "workload.model.model_family=$family" --csv
+expect_eq "csv rows: $OUT" 3 "$(wc -l <<<"$OUT")"
+expect_status 0 "no match" -- store list --where workload.model.model_family=nonesuch --csv
+expect_eq "csv header only" 1 "$(wc -l <<<"$OUT")"
+expect_status 2 "bad field" -- store list --where 'not a field=1'
+expect_output "names the clause" "--where not a field=1"
+expect_status 2 "bad date" -- store list --since yesterday
+expect_status 2 "unknown metric" -- store list --metric nonesuch
+run_id=$(basename "$(latest_run)")
+expect_status 0 "show" -- store show "$run_id" --json
+expect_output "card fields" '"card_fields"'
+expect_status 0 "history" -- store history tiny-ddp --metric avg_step_time
+expect_output "two runs" "2 runs"
+
+rm -rf "$(latest_run)"
+expect_status 0 "re-index after a removed run" -- store index "$results"
+expect_output "one dropped" "0 added, 0 updated, 1 dropped"
+
+cp "$db" "$SCRATCH/good.db"
+printf 'garbage garbage garbage garbage' | dd of="$db" bs=1 seek=0 conv=notrunc status=none
+rm -f "$db-wal" "$db-shm"
+expect_status 2 "a damaged database is one clear error" -- store list
+expect_output "names the file" "$db"
+expect_eq "one line: $OUT" 1 "$(wc -l <<<"$OUT")"
+expect_status 0 "--rebuild recovers" -- store index --rebuild "$results"
+expect_output "rebuilt" "1 added"
+
+# Six writers at once: all succeed, one row per run.
+rm -f "$db" "$db-wal" "$db-shm"
+pids=()
+for i in 1 2 3 4 5 6; do
+    store index "$results" >"$SCRATCH/writer$i.log" 2>&1 &
+    pids+=($!)
+done
+for pid in "${pids[@]}"; do
+    if wait "$pid"; then pass; else fail "a concurrent indexer failed: $(cat "$SCRATCH"/writer*.log)"; fi
+done
+expect_status 0 "count after concurrent writers" -- store list --json
+echo "$OUT" >"$SCRATCH/list.json"
+expect_json "$SCRATCH/list.json" 'len(j["runs"])' 1
+
+# kill -9 at 0.2 s, mid-write or after it: the database still opens, holding whole transactions only.
+source_run=$(latest_run)
+for i in $(seq 1 300); do cp -r "$source_run" "$results/copy-$i"; done
+"$CCL_HARNESS" results --store "$db" index "$results" >/dev/null 2>&1 &
+pid=$!
+sleep 0.2
+kill -9 "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+expect_status 0 "the database opens after kill -9" -- store list --where "card=tiny-ddp" --json
+echo "$OUT" >"$SCRATCH/list.json"
+expect_json "$SCRATCH/list.json" 'len(j["runs"]) in (1, 301)' True
+finish
