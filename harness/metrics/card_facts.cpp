@@ -136,6 +136,7 @@ CardFacts load_card_facts(const fs::path& file) {
         facts.latency_file = latency->file;
         facts.latency_s = latency->seconds;
     }
+    facts.serving = find_serving_result(dir);
     return facts;
 }
 

@@ -2,6 +2,7 @@
 // The metric definitions, one file each (metric_<name>.cpp), as folds over the ranks' views.
 // Internal to harness/metrics: metrics.cpp feeds them every rank in both modes and compares.
 #include "metrics/metrics.hpp"
+#include "metrics/metrics_input.hpp"
 #include "metrics/rank_view.hpp"
 #include "metrics/step_windows.hpp"
 
@@ -37,6 +38,7 @@ struct CardFacts {
     bool traces_json_tpu = false;
     std::optional<fs::path> latency_file; ///< a vLLM *.latency.json under the card's directory
     std::optional<double> latency_s;      ///< its avg_latency: mfu.py's step time (mfu.py:192)
+    std::optional<ServingResult> serving; ///< the serving client's result beside the card, if any
     /// metric_source.ranks_present (`ingest --ranks`): the only ranks traced, ascending; empty when
     /// the card names none (every rank) or writes something else (verify says what).
     std::vector<long long> ranks_present;

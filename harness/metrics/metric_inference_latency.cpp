@@ -152,6 +152,17 @@ public:
         }
         out.value = mean(values) / k_us_per_s;
         out.basis = "forward passes: " + sources;
+        // What the client saw is another number (queueing, HTTP, the scheduler's batching): said
+        // beside the engine's, never in its place.
+        if (const CardFacts* card = in().card; !in().reference() && card != nullptr && card->serving) {
+            const std::optional<double>& client = ttft ? card->serving->mean_ttft_ms : card->serving->mean_tpot_ms;
+            if (client) {
+                out.notes.push_back(fmt::format("the serving client measured a mean {} of {:.6g} s per request ({}: with "
+                                                "queueing and the HTTP round trip)",
+                                                ttft ? "time to first token" : "time per output token", *client / 1000.0,
+                                                card->serving->file.filename().string()));
+            }
+        }
         if (const std::string partial = partial_ranks(in()); !partial.empty()) {
             out.notes.push_back(fmt::format("partial: the mean over the traced {}; the ranks of one engine step together", partial));
         }

@@ -282,6 +282,33 @@ std::optional<VllmLatency> find_vllm_latency(const fs::path& dir) {
     return std::nullopt;
 }
 
+std::optional<ServingResult> find_serving_result(const fs::path& dir) {
+    constexpr std::uintmax_t k_max_result_bytes = std::uintmax_t{64} << 20;
+    const fs::path file = dir / "logs" / "bench_serve.json";
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(file, ec)) || fs::file_size(file, ec) > k_max_result_bytes || ec) {
+        return std::nullopt;
+    }
+    try {
+        const Json data = Json::parse(read_file(file));
+        if (!data.is_object()) {
+            return std::nullopt;
+        }
+        ServingResult out;
+        out.file = file;
+        for (const auto& [key, slot] : {std::pair<const char*, std::optional<double>*>{"mean_ttft_ms", &out.mean_ttft_ms},
+                                        std::pair<const char*, std::optional<double>*>{"mean_tpot_ms", &out.mean_tpot_ms}}) {
+            const Json* value = data.find(key);
+            if (value != nullptr && value->is_number()) {
+                *slot = value->as_double();
+            }
+        }
+        return out;
+    } catch (const std::exception&) {
+        return std::nullopt; // not JSON: the metrics come from the traces all the same
+    }
+}
+
 MetricsInput resolve_metrics_input(const fs::path& path) {
     std::error_code ec;
     if (!fs::exists(path, ec)) {

@@ -45,6 +45,18 @@ struct VllmLatency {
 /// skipped. Symbolic links to directories are not followed.
 std::optional<VllmLatency> find_vllm_latency(const fs::path& dir);
 
+/// What the serving client measured (`vllm bench serve --save-result`), per request: its means.
+struct ServingResult {
+    fs::path file;
+    std::optional<double> mean_ttft_ms;
+    std::optional<double> mean_tpot_ms;
+};
+
+/// The client result the serving template keeps, logs/bench_serve.json under `dir` (the run or
+/// bundle directory; templates/common/vllm_serve.mustache names it), when it is a JSON object of
+/// at most 64 MiB; the means it lacks stay empty.
+std::optional<ServingResult> find_serving_result(const fs::path& dir);
+
 /// Throws HarnessError (exit 2) when `path` does not exist, is a packed bundle, or holds no trace.
 /// Nsight Systems SQLite exports (nsys_<rank>.sqlite; any *.sqlite given alone) are traces for
 /// the ranks no Kineto trace covers: Kineto stays the source where a rank has both, so no rank is

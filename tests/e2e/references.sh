@@ -16,12 +16,12 @@ bundle=$(sed -n 's/^  bundle: \(.*\.tar\.zst\).*/\1/p' <<<"$OUT" | tail -n 1)
 
 refs="$SCRATCH/references.yaml"
 cat >"$refs" <<'YAML'
-# What tiny-ddp on this machine should give: loose, a CPU is noisy.
+# What tiny-ddp on this machine should give: loose, a loaded CI box is slow (0.1 s a step seen).
 references:
   - workload: tiny-ddp
     where: {workload.data.batch_size: 8}
     metrics:
-      avg_step_time: {value: 0.05, tolerance: 100%}
+      avg_step_time: {value: 5, tolerance: 100%}
       compute_comm_overlap: {min: 0, max: 100}
 YAML
 expect_status 0 "a run that meets its references passes" -- "$CCL_HARNESS" compare "$bundle" --against "$refs"
@@ -33,7 +33,7 @@ expect_eq "--json references" "(False, ['within', 'within'])" \
     "$(expect_json_text "j['references']['failed'], [c['verdict'] for c in j['references']['checks']]")"
 
 # A regression (a step time no CPU reaches, an overlap bound), a missing metric, a file naming no run.
-sed 's/value: 0.05, tolerance: 100%/value: 0.000001, tolerance: 10%/' "$refs" >"$SCRATCH/regression.yaml"
+sed 's/value: 5, tolerance: 100%/value: 0.000001, tolerance: 10%/' "$refs" >"$SCRATCH/regression.yaml"
 expect_status 1 "a regression exits 1" -- "$CCL_HARNESS" compare "$bundle" --against "$SCRATCH/regression.yaml"
 expect_output "named, with how far" "regression  $(basename "$bundle" .tar.zst)  avg_step_time = "
 expect_output "and the verdict" "FAILED: 1 of 2 checks"
