@@ -115,11 +115,12 @@ expect_metrics "${run%/}.tar.zst"
 #    read-only, with the model's HF tokenizer. The double opens both files as Megatron does.
 mkdir -p "$SCRATCH/datasets"
 head -c 4096 /dev/urandom >"$SCRATCH/datasets/wikitext_text_document.bin"
-head -c 512 /dev/urandom >"$SCRATCH/datasets/wikitext_text_document.idx"
+# An .idx starts with MMIDIDX\0\0 (indexed_dataset.py:46), which Megatron asserts when it opens it.
+{ printf 'MMIDIDX\0\0'; head -c 512 /dev/urandom; } >"$SCRATCH/datasets/wikitext_text_document.idx"
 data=(--set workload.data.dataset=wikitext --set "launch.dataset_path=$SCRATCH/datasets/wikitext_text_document")
-expect_status 2 "wikitext without a preprocessed prefix is refused" -- "$CCL_HARNESS" validate --strict "$card" \
-    --cluster "$fixture" "${scaled[@]}" --set workload.data.dataset=wikitext
-expect_output "says what to set" "launch.dataset_path: not set: megatron-lm reads dataset \"wikitext\" only preprocessed"
+expect_status 2 "c4 without a preprocessed prefix is refused (the job preprocesses only WikiText)" -- \
+    "$CCL_HARNESS" validate --strict "$card" --cluster "$fixture" "${scaled[@]}" --set workload.data.dataset=c4
+expect_output "says what to set" "launch.dataset_path: not set: megatron-lm reads dataset \"c4\" only preprocessed"
 expect_status 0 "the Megatron card on a preprocessed dataset under podman-hpc" -- run_card "$card" "${data[@]}" \
     --set launch.container.runtime=podman-hpc
 run=$(latest_run)
@@ -134,5 +135,52 @@ expect_status 1 "a prefix without its .idx fails in the job, naming the file" --
 run=$(latest_run)
 grep -rqF "launch.dataset_path: no $SCRATCH/datasets/wikitext_text_document.idx" "$run/logs" && pass ||
     fail "the job's log does not name the missing .idx: $(cat "$run"/logs/* 2>/dev/null | tail -5)"
+{ printf 'NOTANIDX'; head -c 512 /dev/urandom; } >"$SCRATCH/datasets/wikitext_text_document.idx"
+expect_status 1 "an .idx that is not Megatron's fails as Megatron fails" -- run_card "$card" "${data[@]}"
+run=$(latest_run)
+grep -rqF "bad header, cannot read: $SCRATCH/datasets/wikitext_text_document.idx" "$run/logs" && pass ||
+    fail "no bad-header failure: $(cat "$run"/logs/* 2>/dev/null | tail -5)"
+
+# 6. WikiText with no prefix, as the group 1 rows name it: the job fetches Salesforce/wikitext
+#    (tests/doubles/hf-datasets, the `datasets` double), tokenizes it with tools/preprocess_data.py
+#    (the double, with Megatron's parser) once into the HF cache, and trains on it. A second job
+#    reuses it; an unreachable Hub fails the job and leaves no half-made dataset; a cached copy
+#    that no longer matches its checksums is refused.
+export PYTHONPATH="$CCL_SOURCE_DIR/tests/doubles/hf-datasets:$PYTHONPATH"
+export CCL_DOUBLE_HF_CALLS="$SCRATCH/hf_calls"
+hf="$SCRATCH/hf"
+wiki=(--set workload.data.dataset=wikitext-103 --set "launch.env.HF_HOME=$hf")
+cache="$hf/ccl-harness/megatron-data/wikitext-103-raw-v1-deepseek-ai--deepseek-moe-16b-base"
+prefix="$cache/wikitext-103-raw-v1_text_document"
+expect_status 0 "the card on WikiText the job preprocesses" -- run_card "$card" "${wiki[@]}"
+run=$(latest_run)
+[ "$(run_json "$run" 'r["state"]')" = completed ] && pass || fail "state $(run_json "$run" 'r["state"]'): $(tail -20 "$run"/logs/data_prep.log)"
+[ -s "$prefix.bin" ] && [ -s "$prefix.idx" ] && pass || fail "no preprocessed dataset in $cache: $(ls -R "$hf" | head)"
+grep -q "Processed 121 documents" "$run/logs/data_prep.log" && pass || fail "preprocess_data.py's log: $(cat "$run/logs/data_prep.log")"
+grep -qF -- "--data-path \"\$data_prefix\"" "$run/rendered/launch.sbatch" && pass || fail "no --data-path"
+grep -qF "$prefix.bin" "$run/logs/dataset.sha256" && pass || fail "dataset.sha256: $(cat "$run/logs/dataset.sha256")"
+[ "$(ls "$run/traces" | grep -c '^kineto_trace_[0-3].json$')" -eq 4 ] && pass || fail "WikiText run traces: $(ls "$run/traces")"
+[ "$(grep -c 'load_dataset Salesforce/wikitext wikitext-103-raw-v1 split=train' "$CCL_DOUBLE_HF_CALLS")" -eq 1 ] && pass ||
+    fail "calls: $(cat "$CCL_DOUBLE_HF_CALLS")"
+expect_status 0 "a second job reuses the preprocessed dataset" -- run_card "$card" "${wiki[@]}"
+run=$(latest_run)
+grep -q "reusing the preprocessed dataset" "$run/logs/data_prep.log" && pass || fail "$(cat "$run/logs/data_prep.log")"
+[ "$(grep -c load_dataset "$CCL_DOUBLE_HF_CALLS")" -eq 1 ] && pass || fail "fetched again: $(cat "$CCL_DOUBLE_HF_CALLS")"
+# Offline, with an empty cache: the job fails naming the Hub error, before torchrun, and leaves nothing behind.
+expect_status 1 "an unreachable Hub fails the job" -- env CCL_DOUBLE_HF_OFFLINE=1 "$CCL_HARNESS" run "$card" \
+    --cluster "$fixture" "${scaled[@]}" --results "$results" --git-cache "$SCRATCH/git" \
+    --set workload.data.dataset=wikitext-103 --set "launch.env.HF_HOME=$SCRATCH/hf-offline"
+run=$(latest_run)
+grep -q "ConnectionError" "$run/logs/data_prep.log" && pass || fail "no Hub error in $(cat "$run/logs/data_prep.log")"
+[ -z "$(ls -A "$SCRATCH/hf-offline/ccl-harness/megatron-data" 2>/dev/null)" ] && pass ||
+    fail "left behind: $(ls -A "$SCRATCH/hf-offline/ccl-harness/megatron-data")"
+[ -e "$run/logs/node_0.log" ] && fail "torchrun started without a dataset" || pass
+# A cached copy changed since it was made is refused, not trained on.
+printf 'x' >>"$prefix.bin"
+expect_status 1 "a changed cached dataset fails the job" -- run_card "$card" "${wiki[@]}"
+run=$(latest_run)
+grep -rq "no longer matches its SHA256SUMS" "$run/logs" && pass || fail "no checksum refusal: $(cat "$run"/logs/* | tail -5)"
+expect_status 0 "explain says where the WikiText comes from" -- "$CCL_HARNESS" explain "$card" --cluster "$fixture" "${scaled[@]}" "${wiki[@]}"
+expect_output "the preprocessing, with its reason" "the job preprocesses Hugging Face Salesforce/wikitext (wikitext-103-raw-v1)"
 
 finish

@@ -117,12 +117,15 @@ print("; ".join(problems))
 }
 
 # megatron_double_repo DIR: the Megatron-LM double as a git repository tagged with the reference
-# card's ref, laid out like Megatron-LM where the script uses it (pretrain_gpt.py at the root),
+# card's ref, laid out like Megatron-LM where the script uses it (pretrain_gpt.py at the root,
+# tools/preprocess_data.py),
 # carrying the shared double library and contract. Run from the checkout root.
 megatron_double_repo() {
     local repo=$1
     mkdir -p "$repo/tests/doubles/lib" "$repo/docs/contracts"
+    mkdir -p "$repo/tools"
     cp tests/doubles/megatron-lm/pretrain_gpt.py "$repo/"
+    cp tests/doubles/megatron-lm/tools/preprocess_data.py "$repo/tools/"
     cp tests/doubles/lib/double_common.py "$repo/tests/doubles/lib/"
     cp docs/contracts/megatron-lm-core_v0.15.3.yaml "$repo/docs/contracts/"
     git -C "$repo" init --quiet

@@ -119,6 +119,38 @@ TEST_CASE("each card field drives the rendered Megatron command line") {
         CHECK(has(script, "container_volumes=(\"$data_dir:$data_dir:ro\")"));
         CHECK_FALSE(has(script, "    --mock-data\n"));
     }
+    SECTION("WikiText without a prefix is preprocessed by the job, in each spelling the corpus writes") {
+        struct Spelling {
+            const char* dataset;
+            const char* config;
+        };
+        for (const Spelling& row : {Spelling{"wikitext", "wikitext-103-raw-v1"}, Spelling{"WikiText_103", "wikitext-103-raw-v1"},
+                                    Spelling{"wikitext-2", "wikitext-2-raw-v1"}, Spelling{"Salesforce/wikitext-2-v1", "wikitext-2-v1"},
+                                    Spelling{"wikitext/wikitext-103-raw-v1", "wikitext-103-raw-v1"}}) {
+            INFO(row.dataset);
+            const Rendered variant = render_card({std::string("workload.data.dataset=") + row.dataset}, true);
+            INFO(variant.diagnostics.format());
+            REQUIRE_FALSE(variant.diagnostics.has_errors());
+            CHECK(variant.plan.framework_config.at("hf_dataset_config") == row.config);
+            const std::string& script = variant.sbatch;
+            CHECK(has(script, std::string("hf_config=") + row.config + "\n"));
+            CHECK(has(script, "python3 tools/preprocess_data.py --input"));
+            CHECK(has(script, "--data-path \"$data_prefix\"\n"));
+            CHECK(has(script, "--tokenizer-model deepseek-ai/deepseek-moe-16b-base\n"));
+            CHECK_FALSE(has(script, "    --mock-data\n"));
+        }
+        // A tokenized copy per tokenizer: two models never share one.
+        const Rendered llama = render_card({"workload.data.dataset=wikitext", "launch.model=meta-llama/Llama-3.1-8B"}, false);
+        CHECK(llama.plan.framework_config.at("data_cache") ==
+              "ccl-harness/megatron-data/wikitext-103-raw-v1-meta-llama--Llama-3.1-8B");
+    }
+    SECTION("a dataset name that only looks like WikiText is not preprocessed") {
+        for (const char* name : {"wikitext-3", "wikitexts", "my-wikitext"}) {
+            INFO(name);
+            CHECK(has(render_card({std::string("workload.data.dataset=") + name}, true).diagnostics.format(),
+                      "launch.dataset_path: not set"));
+        }
+    }
     SECTION("mock and absent datasets are synthetic tokens") {
         CHECK_FALSE(render_card({"workload.data.dataset=mock"}, true).diagnostics.has_errors());
         CHECK_FALSE(render_card({"workload.data.dataset="}, true).diagnostics.has_errors());
@@ -136,9 +168,9 @@ TEST_CASE("values Megatron-LM cannot honour fail --strict naming the field") {
         {"precision", {"workload.model.precision=fp8"}, "workload.model.precision: fp8 is not supported for megatron-lm"},
         {"tf32", {"workload.model.precision=tf32"}, "workload.model.precision: tf32 is not supported for megatron-lm"},
         {"fp16 with experts", {"workload.model.precision=fp16"}, "fp16 is not supported for megatron-lm with expert parallelism"},
-        {"real text without its preprocessed prefix",
-         {"workload.data.dataset=wikitext"},
-         "launch.dataset_path: not set: megatron-lm reads dataset \"wikitext\" only preprocessed"},
+        {"real text the job cannot preprocess, without its preprocessed prefix",
+         {"workload.data.dataset=c4"},
+         "launch.dataset_path: not set: megatron-lm reads dataset \"c4\" only preprocessed"},
         {"a prefix beside synthetic tokens",
          {"workload.data.dataset=mock", "launch.dataset_path=/scratch/wikitext_text_document"},
          "launch.dataset_path: set, but workload.data.dataset \"mock\" is synthetic tokens (--mock-data)"},

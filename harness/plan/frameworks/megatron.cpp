@@ -7,6 +7,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <optional>
 
@@ -97,11 +98,98 @@ void plan_precision(Plan& plan, PlanFindings& findings) {
     set_framework_value(plan, "fp16", precision == "fp16" ? "true" : "false", "workload.model.precision " + precision);
 }
 
+/// A Hugging Face text dataset the job can preprocess itself (the `datasets` id and config).
+struct HfText {
+    std::string id;
+    std::string config;
+};
+
+/// The card's spelling of WikiText (CCL-Bench rows write wikitext, wikitext-103, WikiText_103,
+/// the config name...) as Salesforce/wikitext's config: 103 unless it says 2, the raw text unless
+/// it names a tokenized "-v1" config, which keeps WikiText's own <unk> tokens.
+std::optional<HfText> preprocessable_text(const std::string& dataset) {
+    std::string name = to_lower(dataset);
+    std::replace(name.begin(), name.end(), '_', '-');
+    std::replace(name.begin(), name.end(), ' ', '-');
+    // The Hub's ids: Salesforce/wikitext today, wikitext/CONFIG as the old canonical spelling.
+    for (const std::string owner : {"salesforce/", "wikitext/"}) {
+        if (starts_with(name, owner)) {
+            name = name.substr(owner.size());
+        }
+    }
+    if (name == "wikitext-103-v1" || name == "wikitext-2-v1") {
+        return HfText{"Salesforce/wikitext", name};
+    }
+    for (const char* size : {"103", "2"}) {
+        const std::string base = fmt::format("wikitext-{}", size);
+        if (name == base || name == fmt::format("wikitext{}", size) || name == base + "-raw" || name == base + "-raw-v1") {
+            return HfText{"Salesforce/wikitext", base + "-raw-v1"};
+        }
+    }
+    if (name == "wikitext") {
+        return HfText{"Salesforce/wikitext", "wikitext-103-raw-v1"};
+    }
+    return std::nullopt;
+}
+
+/// The tokenizer as one path component (the Hub's own cache spelling, org--name), so that each
+/// tokenizer has its own preprocessed copy.
+std::string tokenizer_slug(const std::string& model) {
+    std::string slug;
+    for (const char c : model) {
+        if (c == '/') {
+            slug += "--";
+        } else {
+            slug += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_') ? c : '-';
+        }
+    }
+    const std::size_t first = slug.find_first_not_of("-.");
+    return first == std::string::npos ? std::string("tokenizer") : slug.substr(first);
+}
+
+/// Real text the job tokenizes itself, before training, into the Hugging Face cache (a shared
+/// file system: every node reads it, and later jobs reuse it). tools/preprocess_data.py at
+/// core_v0.15.3 reads JSONL (--input, --json-keys default ["text"], preprocess_data.py:202-205)
+/// and writes OUTPUT-PREFIX_text_document.bin/.idx ("{prefix}_{key}_{level}", level "document"
+/// without --split-sentences, preprocess_data.py:166-178), which is the PREFIX --data-path takes.
+void plan_preprocessing(const HfText& text, const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    const std::string dataset = card.dataset;
+    const std::string cache = fmt::format("ccl-harness/megatron-data/{}-{}", text.config, tokenizer_slug(plan.model));
+    const std::string why = fmt::format("workload.data.dataset {} without launch.dataset_path: the job preprocesses "
+                                        "Hugging Face {} ({}) with tools/preprocess_data.py",
+                                        enquote(dataset), text.id, text.config);
+    set_framework_value(plan, "hf_dataset", text.id, why);
+    set_framework_value(plan, "hf_dataset_config", text.config, why);
+    set_framework_value(plan, "data_cache", cache,
+                        fmt::format("$HF_HOME/{} ({}): made once per dataset and tokenizer, on the file system every node "
+                                    "and every later job reads",
+                                    cache, plan.hf_home.empty() ? std::string("no HF_HOME") : "HF_HOME " + plan.hf_home));
+    set_framework_value(plan, "data_output_prefix", text.config,
+                        "preprocess_data.py --output-prefix, under the cache directory (preprocess_data.py:216)");
+    set_framework_value(plan, "data_prefix", text.config + "_text_document",
+                        "Megatron's --data-path PREFIX: preprocess_data.py writes {output-prefix}_text_document.bin/.idx for "
+                        "--json-keys text (preprocess_data.py:166-178)");
+    set_framework_value(plan, "tokenizer_model", plan.model,
+                        "the model's Hugging Face tokenizer: preprocess_data.py tokenizes with it and the run reads the same ids");
+    if (plan.model.empty()) {
+        findings.problem("launch.model",
+                         fmt::format("megatron-lm preprocesses dataset {} with the model's tokenizer: set launch.model (or "
+                                     "hf_url) to the model's Hugging Face id",
+                                     enquote(dataset)));
+    }
+    if (plan.hf_home.empty()) {
+        findings.problem("launch.env.HF_HOME", fmt::format("not set: megatron-lm preprocesses dataset {} into the Hugging Face cache, "
+                                                           "$HF_HOME/ccl-harness/megatron-data, on a file system every node sees",
+                                                           enquote(dataset)));
+    }
+}
+
 void plan_data(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     const std::string& dataset = card.dataset;
     const std::string name = to_lower(dataset);
     const bool synthetic = name.empty() || name == "synthetic" || name == "mock" || name == "random" || name == "dummy";
     const std::string& prefix = card.launch.dataset_path;
+    const std::optional<HfText> text = synthetic || !prefix.empty() ? std::nullopt : preprocessable_text(dataset);
     if (synthetic) {
         set_framework_value(plan, "mock_data", "true",
                             "workload.data.dataset " + (dataset.empty() ? std::string("absent") : dataset) + ": synthetic tokens");
@@ -111,6 +199,8 @@ void plan_data(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
                                                                 "(--mock-data), which megatron-lm refuses beside --data-path",
                                                                 dataset.empty() ? std::string("(absent)") : enquote(dataset)));
         }
+    } else if (text) {
+        plan_preprocessing(*text, card, plan, findings);
     } else if (prefix.empty()) {
         // Real text reaches Megatron only preprocessed: tools/preprocess_data.py writes
         // PREFIX.bin and PREFIX.idx (core/datasets/indexed_dataset.py:932-953), tokenized with the
@@ -118,8 +208,9 @@ void plan_data(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
         findings.problem("launch.dataset_path",
                          fmt::format("not set: megatron-lm reads dataset {} only preprocessed (tools/preprocess_data.py "
                                      "--tokenizer-type HuggingFaceTokenizer --tokenizer-model <the model>, which writes "
-                                     "PREFIX.bin and PREFIX.idx); set launch.dataset_path to PREFIX on a file system the "
-                                     "nodes see, or dataset: synthetic for --mock-data",
+                                     "PREFIX.bin and PREFIX.idx), and the job preprocesses only WikiText itself (wikitext, "
+                                     "wikitext-103, wikitext-2: Hugging Face Salesforce/wikitext); set launch.dataset_path to "
+                                     "PREFIX on a file system the nodes see, or dataset: synthetic for --mock-data",
                                      enquote(dataset)));
     } else {
         set_framework_value(

@@ -122,6 +122,9 @@ def main():
         for suffix in (".idx", ".bin"):
             if not os.path.isfile(prefix + suffix):
                 fail(f"FileNotFoundError: [Errno 2] No such file or directory: '{prefix}{suffix}'")
+        with open(prefix + ".idx", "rb") as f:  # indexed_dataset.py:244-249
+            if f.read(9) != b"MMIDIDX\x00\x00":
+                fail(f"AssertionError: bad header, cannot read: {prefix}.idx")
 
     if train_iters is None:
         fail("double: no --train-iters (the real one would train by --train-samples; the harness always passes iterations)")
