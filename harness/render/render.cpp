@@ -360,13 +360,16 @@ RenderedRun render_run(const WorkloadCard& card, const ClusterProfile& cluster, 
     const fs::path probe = home / "templates" / "common" / "ccl_probe.py";
     run.files.push_back({"ccl_probe.py", with_capture_rules(read_file(probe), probe), false});
     run.inputs.push_back(probe);
-    // The in-job preflight (templates/common/ccl_preflight.py), shipped where a launch script runs it.
-    const bool preflight = std::any_of(run.files.begin(), run.files.end(),
-                                       [](const auto& file) { return file.content.find("ccl_preflight.py") != std::string::npos; });
-    if (preflight) {
-        const fs::path checker = home / "templates" / "common" / "ccl_preflight.py";
-        run.files.push_back({"ccl_preflight.py", read_file(checker), false});
-        run.inputs.push_back(checker);
+    // The common helpers a launch script runs, shipped where one does: the in-job preflight, and the
+    // writer of a Hub text dataset as the JSONL a framework reads.
+    for (const char* helper : {"ccl_preflight.py", "ccl_text_dataset.py"}) {
+        const bool used = std::any_of(run.files.begin(), run.files.end(),
+                                      [&](const auto& file) { return file.content.find(helper) != std::string::npos; });
+        if (used) {
+            const fs::path source = home / "templates" / "common" / helper;
+            run.files.push_back({helper, read_file(source), false});
+            run.inputs.push_back(source);
+        }
     }
     run.inputs.push_back(cluster.source);
     run.files.push_back({"env.sh", env_file(plan), false});

@@ -230,6 +230,38 @@ grep -q "could not download https://huggingface.co/datasets/anon8231489123/Share
     pass || fail "the failed download is not said: $(tail -n 5 "$run"/logs/*.out 2>&1)"
 expect_eq "no partial dataset file" "" "$(find "$SCRATCH/hf-empty" -type f 2>/dev/null)"
 
+# The group 9 rows' wikitext (their run_script.py: WikiText-2's test rows, stripped, those over 20
+# characters, as chat prompts): the job writes them once as custom JSONL into the cache under
+# HF_HOME through the image's `datasets` (tests/doubles/hf-datasets), and serves them.
+wiki=(--set workload.data.dataset=wikitext --set workload.data.num_prompts=8 --set workload.data.output_len=16)
+with_datasets() { in_image vllm-openai env PYTHONPATH="$doubles/images/vllm-openai/site:$CCL_SOURCE_DIR/tests/doubles/hf-datasets" "$@"; }
+prompts="$SCRATCH/hf-wiki/ccl-harness/datasets/wikitext-2-raw-v1-test-prompts.jsonl"
+expect_status 0 "vLLM serving WikiText prompts the job writes" -- with_datasets "$CCL_HARNESS" run "$serve_card" "${serve[@]}" \
+    "${wiki[@]}" --set "launch.env.HF_HOME=$SCRATCH/hf-wiki"
+run=$(latest_run)
+expect_json "$run/logs/bench_serve.json" 'j["completed"]' 8 "the WikiText prompts"
+for want in '--dataset-name custom' 'output_len_option=--custom-output-len' '("$output_len_option" 16)' \
+    '--split test --key prompt --strip --min-chars 21'; do
+    grep -q -- "$want" "$run/rendered/launch.sbatch" && pass || fail "the WikiText serving script lacks $want"
+done
+/usr/bin/python3 - "$prompts" <<'EOF2' && pass || fail "the prompts file: $(head -c 300 "$prompts" 2>&1)"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+assert len(rows) == 31, len(rows)  # WikiText-2 in the double: 30 paragraphs and a heading (28 characters stripped)
+assert all(set(r) == {"prompt"} and len(r["prompt"]) > 20 and r["prompt"] == r["prompt"].strip() for r in rows), rows[:2]
+EOF2
+expect_eq "the prompts' sha256 is recorded" "$(sha256sum <"$prompts" | cut -d' ' -f1)" "$(cut -d' ' -f1 "$run/logs/dataset.sha256" 2>&1)"
+expect_status 0 "a second WikiText run reuses the prompts" -- with_datasets env CCL_DOUBLE_HF_OFFLINE=1 "$CCL_HARNESS" run \
+    "$serve_card" "${serve[@]}" "${wiki[@]}" --set "launch.env.HF_HOME=$SCRATCH/hf-wiki"
+run=$(latest_run)
+grep -q "dataset: $prompts (cached)" "$run"/logs/* && pass || fail "not reused: $(tail -n 5 "$run"/logs/*.out 2>&1)"
+expect_status 1 "an unreachable Hub fails the WikiText run" -- with_datasets env CCL_DOUBLE_HF_OFFLINE=1 "$CCL_HARNESS" run \
+    "$serve_card" "${serve[@]}" "${wiki[@]}" --set "launch.env.HF_HOME=$SCRATCH/hf-wiki-offline"
+run=$(latest_run)
+grep -q "could not write the prompts of Salesforce/wikitext wikitext-2-raw-v1" "$run"/logs/* "$run/run.json" &&
+    pass || fail "the failure is not said: $(tail -n 5 "$run"/logs/*.out 2>&1)"
+expect_eq "no partial prompts file" "" "$(find "$SCRATCH/hf-wiki-offline" -type f 2>/dev/null)"
+
 # Both tracers: two servers one after the other (CUPTI takes one subscriber), the torch.profiler
 # pass first, then the Nsight Systems pass, stopped by SIGINT, whose report nsys still writes.
 if [ ${#tools[@]} -gt 0 ]; then
@@ -254,9 +286,11 @@ expect_status 2 "a ShareGPT file of one's own does" -- "$CCL_HARNESS" "${strict[
     --set workload.data.dataset=sharegpt_filtered_mine
 expect_output "names launch.dataset_path" "launch.dataset_path: not set"
 expect_output "and the public file it could name" "dataset: ShareGPT_V3_unfiltered_cleaned_split.json"
-expect_status 2 "wikitext is no dataset vllm bench serve reads" -- "$CCL_HARNESS" "${strict[@]}" \
-    --set workload.data.dataset=wikitext
+expect_status 2 "c4 is no dataset vllm bench serve reads" -- "$CCL_HARNESS" "${strict[@]}" \
+    --set workload.data.dataset=c4
 expect_output "names the dataset field" "workload.data.dataset"
+expect_output "and the one it writes itself" "the job writes only WikiText as custom prompts itself"
+expect_status 0 "WikiText needs no launch.dataset_path" -- "$CCL_HARNESS" "${strict[@]}" --set workload.data.dataset=WikiText-2
 expect_status 2 "ep 2 with tp 1 x dp 4" -- "$CCL_HARNESS" "${strict[@]}" \
     --set Model-executor.model_plan_parallelization.ep=2
 expect_output "names the ep field" "model_plan_parallelization.ep"

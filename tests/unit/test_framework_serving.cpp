@@ -272,9 +272,21 @@ TEST_CASE("each card field that describes the vLLM server changes the render or 
         CHECK(has(r, "bench_args+=(\"$output_len_option\" 128)\n"));
         CHECK(r.plan.origins.at("framework_config.serve").detail.find("workload.data.dataset") != std::string::npos);
     }
-    SECTION("wikitext, which no serving loader reads") {
-        refused(render(with(card, "dataset: random", "dataset: wikitext")), "workload.data.dataset",
-                "not a dataset vllm bench serve reads");
+    SECTION("c4, which no serving loader reads") {
+        refused(render(with(card, "dataset: random", "dataset: c4")), "workload.data.dataset", "not a dataset vllm bench serve reads");
+    }
+    SECTION("wikitext: WikiText-2's test rows as custom prompts, written by the job (group 9's run_script.py)") {
+        const Rendered r = render(with(card, "dataset: random", "dataset: wikitext"));
+        INFO(r.diagnostics.format());
+        REQUIRE_FALSE(r.diagnostics.has_errors());
+        CHECK(has(r, "    --dataset-name custom\n"));
+        CHECK(has(r, "hf_config=wikitext-2-raw-v1\n"));
+        CHECK(has(r, "dataset_path=\"$dataset_cache/\"wikitext-2-raw-v1-test-prompts.jsonl\n"));
+        CHECK(has(r, "--split test --key prompt --strip --min-chars 21"));
+        CHECK(has(r, "output_len_option=--custom-output-len\n"));
+        CHECK_FALSE(has(r, "--random-input-len"));
+        // A size the card names is the one served.
+        CHECK(has(render(with(card, "dataset: random", "dataset: wikitext-103")), "hf_config=wikitext-103-raw-v1\n"));
     }
     SECTION("defaults for the client, with their reasons") {
         const Rendered r = render(with(with(card, "    num_prompts: 64\n", ""), "    request_rate: 8\n", ""));

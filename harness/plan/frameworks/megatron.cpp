@@ -2,6 +2,7 @@
 // card values it cannot honour. Every rule cites the source; the contract
 // docs/contracts/megatron-lm-core_v0.15.3.yaml lists the options and the trace window in full.
 #include "plan/frameworks/framework_plan.hpp"
+#include "plan/frameworks/hf_text.hpp"
 
 #include "card/yaml_document.hpp"
 #include "util/strings.hpp"
@@ -98,40 +99,6 @@ void plan_precision(Plan& plan, PlanFindings& findings) {
     set_framework_value(plan, "fp16", precision == "fp16" ? "true" : "false", "workload.model.precision " + precision);
 }
 
-/// A Hugging Face text dataset the job can preprocess itself (the `datasets` id and config).
-struct HfText {
-    std::string id;
-    std::string config;
-};
-
-/// The card's spelling of WikiText (CCL-Bench rows write wikitext, wikitext-103, WikiText_103,
-/// the config name...) as Salesforce/wikitext's config: 103 unless it says 2, the raw text unless
-/// it names a tokenized "-v1" config, which keeps WikiText's own <unk> tokens.
-std::optional<HfText> preprocessable_text(const std::string& dataset) {
-    std::string name = to_lower(dataset);
-    std::replace(name.begin(), name.end(), '_', '-');
-    std::replace(name.begin(), name.end(), ' ', '-');
-    // The Hub's ids: Salesforce/wikitext today, wikitext/CONFIG as the old canonical spelling.
-    for (const std::string owner : {"salesforce/", "wikitext/"}) {
-        if (starts_with(name, owner)) {
-            name = name.substr(owner.size());
-        }
-    }
-    if (name == "wikitext-103-v1" || name == "wikitext-2-v1") {
-        return HfText{"Salesforce/wikitext", name};
-    }
-    for (const char* size : {"103", "2"}) {
-        const std::string base = fmt::format("wikitext-{}", size);
-        if (name == base || name == fmt::format("wikitext{}", size) || name == base + "-raw" || name == base + "-raw-v1") {
-            return HfText{"Salesforce/wikitext", base + "-raw-v1"};
-        }
-    }
-    if (name == "wikitext") {
-        return HfText{"Salesforce/wikitext", "wikitext-103-raw-v1"};
-    }
-    return std::nullopt;
-}
-
 /// The tokenizer as one path component (the Hub's own cache spelling, org--name), so that each
 /// tokenizer has its own preprocessed copy.
 std::string tokenizer_slug(const std::string& model) {
@@ -189,7 +156,8 @@ void plan_data(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     const std::string name = to_lower(dataset);
     const bool synthetic = name.empty() || name == "synthetic" || name == "mock" || name == "random" || name == "dummy";
     const std::string& prefix = card.launch.dataset_path;
-    const std::optional<HfText> text = synthetic || !prefix.empty() ? std::nullopt : preprocessable_text(dataset);
+    // WikiText-103 unless the card names a size: the group 1 rows' run.sh trained on WikiText-103.
+    const std::optional<HfText> text = synthetic || !prefix.empty() ? std::nullopt : wikitext_dataset(dataset, "103");
     if (synthetic) {
         set_framework_value(plan, "mock_data", "true",
                             "workload.data.dataset " + (dataset.empty() ? std::string("absent") : dataset) + ": synthetic tokens");

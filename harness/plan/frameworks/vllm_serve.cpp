@@ -3,11 +3,13 @@
 #include "plan/frameworks/vllm_serve.hpp"
 
 #include "card/schema.hpp"
+#include "plan/frameworks/hf_text.hpp"
 #include "card/yaml_document.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
+#include <optional>
 
 namespace harness {
 
@@ -37,8 +39,8 @@ ServeDataset serve_dataset(const std::string& dataset) {
             return {name, true};
         }
     }
-    if (starts_with(lower, "custom")) {
-        return {"custom", true};
+    if (starts_with(lower, "custom") || wikitext_dataset(dataset, "2")) {
+        return {"custom", true}; // WikiText: a JSONL of its rows that the job writes (plan_wikitext_prompts)
     }
     if (lower.find('/') != std::string::npos) {
         return {"hf", false}; // an HF dataset id (org/name) is its own --dataset-path
@@ -106,16 +108,32 @@ void set_engine_limits(const WorkloadCard& card, Plan& plan) {
     }
 }
 
+/// WikiText as prompts, as group 9's run_script.py sent them (its load_dataset_10: wikitext-2-raw-v1's
+/// test split, each row stripped, those over 20 characters, to /v1/chat/completions): the job
+/// writes them once as the JSONL `--dataset-name custom` reads ({"prompt": ...} lines, vLLM's
+/// CustomDataset) into the shared cache, with templates/common/ccl_text_dataset.py.
+void plan_wikitext_prompts(const HfText& text, const WorkloadCard& card, Plan& plan) {
+    const std::string why = fmt::format("{} without launch.dataset_path: the job writes Hugging Face {} ({}, test split) "
+                                        "as custom prompts, once, into $HF_HOME/ccl-harness/datasets",
+                                        located(card, "workload.data.dataset"), text.id, text.config);
+    set_framework_value(plan, "hf_dataset", text.id, why);
+    set_framework_value(plan, "hf_dataset_config", text.config, why);
+    set_framework_value(plan, "hf_dataset_split", "test",
+                        "group 9's run_script.py read the test split (and wikitext-2-raw-v1 where the card says only wikitext)");
+    set_framework_value(plan, "prompt_file", text.config + "-test-prompts.jsonl",
+                        "each row stripped, over 20 characters, as run_script.py filtered them");
+}
+
 void plan_client(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     const ServeDataset dataset = serve_dataset(card.dataset);
     if (dataset.name.empty()) {
-        // wikitext, c4...: not among --dataset-name's choices, and --dataset-name hf loads only the
-        // HF datasets get_samples has a loader class for (others: "Unsupported dataset path").
+        // c4...: not among --dataset-name's choices, and --dataset-name hf loads only the HF
+        // datasets get_samples has a loader class for (others: "Unsupported dataset path").
         findings.problem("workload.data.dataset",
                          fmt::format("{} is not a dataset vllm bench serve reads: its --dataset-name takes sharegpt, "
                                      "burstgpt, custom, sonnet, random, or hf with a Hugging Face dataset id it has a "
-                                     "loader for (wikitext and c4 have none); set dataset: random, or ShareGPT/custom "
-                                     "with launch.dataset_path naming the file",
+                                     "loader for (c4 has none), and the job writes only WikiText as custom prompts "
+                                     "itself; set dataset: random, or ShareGPT/custom with launch.dataset_path naming the file",
                                      enquote(card.dataset)));
         return;
     }
@@ -133,6 +151,8 @@ void plan_client(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
         set_framework_value(plan, "dataset_path", path,
                             card.launch.dataset_path.empty() ? "the HF dataset id workload.data.dataset names"
                                                              : located(card, "launch.dataset_path"));
+    } else if (const std::optional<HfText> text = wikitext_dataset(card.dataset, "2")) {
+        plan_wikitext_prompts(*text, card, plan);
     } else if (const PublicDatasetFile* known = dataset.needs_path ? public_dataset_file(card.dataset) : nullptr) {
         set_framework_value(plan, "dataset_file", known->file,
                             fmt::format("{} names the public {} file; the job downloads it once into the cache on the "
