@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "cli/store_hook.hpp"
 #include "run/slurm_client.hpp"
 #include "util/home.hpp"
 #include "workflows/attach_run.hpp"
@@ -17,6 +18,9 @@ int run_attach(AttachOptions options, const ReportFlags& flags) {
     options.home = harness_home();
     const AttachOutcome outcome = attach_run(options, progress_stream(flags.json, quiet));
     print_dropped_warnings(outcome.run.warnings, quiet);
+    if (!outcome.run.run_dir.empty()) {
+        record_runs({outcome.run.run_dir});
+    }
     if (!outcome.run.pack_error.empty()) {
         std::cerr << fmt::format("ccl-harness: error: packing failed: {}\n  the run directory is intact; retry with: "
                                  "ccl-harness pack {}\n",

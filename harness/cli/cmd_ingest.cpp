@@ -2,6 +2,7 @@
 #include "bundle/bundle_verify.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "cli/store_hook.hpp"
 #include "trace/rank_set.hpp"
 #include "util/error.hpp"
 #include "util/home.hpp"
@@ -29,6 +30,9 @@ int run_ingest(const IngestCommandOptions& options) {
     ingest.home = harness_home();
     std::ostream& progress = progress_stream(options.report.json, quiet_wanted());
     const IngestOutcome outcome = ingest_run(ingest, progress);
+    if (!outcome.run_dir.empty()) {
+        record_runs({outcome.run_dir});
+    }
     // Left-out files are warnings whatever the verbosity: the user should know what is not in the bundle.
     for (const std::string& warning : outcome.warnings) {
         std::cerr << fmt::format("ccl-harness: warning: {}\n", terminal_text(warning));

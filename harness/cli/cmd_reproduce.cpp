@@ -1,6 +1,7 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "cli/store_hook.hpp"
 #include "util/home.hpp"
 #include "util/quote.hpp"
 #include "workflows/reproduce.hpp"
@@ -33,6 +34,9 @@ int run_reproduce(ReproduceOptions options, const ReportFlags& flags) {
     }
     if (outcome.run) {
         print_dropped_warnings(outcome.run->warnings, quiet);
+        if (!outcome.run->run_dir.empty()) {
+            record_runs({outcome.run->run_dir});
+        }
         if (!outcome.run->pack_error.empty()) {
             std::cerr << fmt::format("ccl-harness: error: packing failed: {}\n  the run directory is intact; retry with: "
                                      "ccl-harness pack {}\n",

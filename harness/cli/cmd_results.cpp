@@ -179,7 +179,8 @@ void add_results(CLI::App& sub, Action& action) {
                "{runs: [{run_id, results_root, run_dir, card, framework | null, cluster, executor, state,\n"
                "failure_class | null, failure_reason | null, created | null, started | null, ended | null,\n"
                "bundle | null, bundle_sha256 | null, <METRIC> (with --metric)}]}, oldest first; show: a run's keys\n"
-               "plus card_fields {path: value}, overrides {path: value}, metrics {name: {value, unit, implausible}}.\n"
+               "plus card_fields {path: value}, overrides {path: value}, pins {repo: commit; ccl-harness: its\n"
+               "commit; image:NAME: digest; image_id: the id that ran}, metrics {name: {value, unit, implausible}}.\n"
                "Exit status: 0, 2 for a bad query (field syntax, date, metric name) or a database that is not a\n"
                "results store (damaged, another program's, a newer schema), 1 otherwise.\n");
     sub.callback([options, &action] { action = [options] { return run_results(*options); }; });

@@ -1,6 +1,7 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "cli/store_hook.hpp"
 #include "util/error.hpp"
 #include "util/home.hpp"
 #include "workflows/run_workload.hpp"
@@ -22,6 +23,9 @@ int run_run(RunOptions options, const ReportFlags& flags) {
         return outcome.exit_code;
     }
     print_dropped_warnings(outcome.warnings, quiet);
+    if (!outcome.run_dir.empty()) {
+        record_runs({outcome.run_dir});
+    }
     if (!outcome.pack_error.empty()) {
         std::cerr << fmt::format("ccl-harness: error: packing failed: {}\n  the run directory is intact; retry with: "
                                  "ccl-harness pack {}\n",

@@ -1,6 +1,7 @@
 #include "cli/card_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "cli/store_hook.hpp"
 #include "util/home.hpp"
 #include "workflows/sweep.hpp"
 
@@ -16,6 +17,13 @@ int run_sweep_command(SweepOptions options, const ReportFlags& flags) {
     const bool quiet = quiet_wanted();
     options.home = harness_home();
     const SweepOutcome outcome = run_sweep(options, progress_stream(flags.json, quiet));
+    std::vector<fs::path> run_dirs;
+    for (const SweepPoint& point : outcome.points) {
+        if (!point.run_dir.empty()) {
+            run_dirs.emplace_back(point.run_dir);
+        }
+    }
+    record_runs(run_dirs);
     print_outcome(flags.json, quiet, format_sweep_outcome(outcome), sweep_outcome_to_json(outcome));
     return outcome.exit_code;
 }

@@ -5,6 +5,7 @@
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -158,19 +159,43 @@ void insert_run(sqlite3* db, const fs::path& file, const std::string& root, cons
         runs.bind(static_cast<int>(i + 1), values[i]);
     }
     runs.run();
-    Statement field(db, "INSERT INTO card_fields VALUES (?1, ?2, ?3)", file);
-    for (const auto& [path, value] : snap.card_fields) {
-        field.bind(1, snap.run_id).bind(2, path).bind(3, value).run();
-    }
-    Statement override_row(db, "INSERT INTO overrides VALUES (?1, ?2, ?3)", file);
-    for (const auto& [path, value] : snap.overrides) {
-        override_row.bind(1, snap.run_id).bind(2, path).bind(3, value).run();
+    const std::pair<const char*, const std::vector<std::pair<std::string, std::string>>*> pairs[] = {
+        {"card_fields", &snap.card_fields}, {"overrides", &snap.overrides}, {"pins", &snap.pins}};
+    for (const auto& [table, rows] : pairs) {
+        Statement insert(db, std::string("INSERT INTO ") + table + " VALUES (?1, ?2, ?3)", file);
+        for (const auto& [key, value] : *rows) {
+            insert.bind(1, snap.run_id).bind(2, key).bind(3, value).run();
+        }
     }
     Statement metric(db, "INSERT OR REPLACE INTO metrics VALUES (?1, ?2, ?3, ?4, ?5)", file);
     for (const MetricValue& m : snap.metrics) {
         metric.bind(1, snap.run_id).bind(2, m.name).bind(3, m.value).bind(4, m.unit).bind(5, m.implausible ? 1 : 0).run();
     }
     exec(db, "RELEASE run", file);
+}
+
+/// Reads one run directory and writes its rows inside the open transaction; false (with the
+/// problem in `counts`) when it is left out.
+bool record_one(sqlite3* db, const fs::path& file, const std::string& root, const std::string& dir,
+                const std::pair<fs::path, std::string>& item, IndexCounts& counts) {
+    try {
+        const RunSnapshot snap = read_run_snapshot(item.first);
+        // A run id names one run: a copy of a run directory under another results root keeps
+        // the row of the one indexed first while that one still exists.
+        Statement other(db, "SELECT run_dir FROM runs WHERE run_id = ?1 AND run_dir != ?2", file);
+        other.bind(1, snap.run_id).bind(2, dir);
+        if (other.step() && is_run_directory(other.text(0))) {
+            counts.problems.push_back(dir + ": run id " + snap.run_id + " is already indexed from " + other.text(0) +
+                                      ": left out (a copy of that run?)");
+            return false;
+        }
+        insert_run(db, file, root, snap, item.second);
+    } catch (const HarnessError& e) {
+        sqlite3_exec(db, "ROLLBACK TO run; RELEASE run", nullptr, nullptr, nullptr);
+        counts.problems.push_back(dir + ": " + e.what());
+        return false;
+    }
+    return true;
 }
 
 std::string since_bound(const std::string& since) {
@@ -304,17 +329,37 @@ IndexCounts ResultsStore::index(const std::vector<fs::path>& results_roots) {
                 ++counts.unchanged;
                 continue;
             }
-            try {
-                insert_run(m_db, m_path, root, read_run_snapshot(item.first), item.second);
-            } catch (const HarnessError& e) {
-                sqlite3_exec(m_db, "ROLLBACK TO run; RELEASE run", nullptr, nullptr, nullptr);
-                counts.problems.push_back(dir + ": " + e.what());
+            if (!record_one(m_db, m_path, root, dir, item, counts)) {
                 continue;
             }
             ++(it == known.end() ? counts.added : counts.updated);
         }
         tx.commit();
     }
+    return counts;
+}
+
+IndexCounts ResultsStore::record(const std::vector<fs::path>& run_dirs) {
+    IndexCounts counts;
+    std::vector<std::pair<std::string, std::pair<fs::path, std::string>>> found;
+    for (const fs::path& given : run_dirs) {
+        const fs::path dir = fs::absolute(given).lexically_normal();
+        if (!is_run_directory(dir)) {
+            counts.problems.push_back(dir.string() + ": not a run directory (no run.json)");
+            continue;
+        }
+        found.push_back({dir.string(), {dir, run_fingerprint(dir)}});
+    }
+    Transaction tx(m_db, m_path);
+    for (const auto& [dir, item] : found) {
+        Statement known(m_db, "SELECT 1 FROM runs WHERE run_dir = ?1", m_path);
+        known.bind(1, dir);
+        const bool update = known.step();
+        if (record_one(m_db, m_path, item.first.parent_path().string(), dir, item, counts)) {
+            ++(update ? counts.updated : counts.added);
+        }
+    }
+    tx.commit();
     return counts;
 }
 
@@ -348,6 +393,9 @@ std::vector<RunRow> ResultsStore::list(const ListQuery& query) const {
     if (!query.card.empty()) {
         sql += " AND r.card = " + next(query.card);
     }
+    if (!query.run_id.empty()) {
+        sql += " AND r.run_id = " + next(query.run_id);
+    }
     sql += " ORDER BY r.created, r.run_id";
     Statement stmt(m_db, sql, m_path);
     for (std::size_t i = 0; i < binds.size(); ++i) {
@@ -371,26 +419,29 @@ std::vector<RunRow> ResultsStore::list(const ListQuery& query) const {
 
 std::optional<Json> ResultsStore::show(const std::string& run_id) const {
     ListQuery query;
-    std::vector<RunRow> all = list(query);
-    const auto it = std::find_if(all.begin(), all.end(), [&run_id](const RunRow& row) { return row.run_id == run_id; });
-    if (it == all.end()) {
+    query.run_id = run_id;
+    const std::vector<RunRow> rows = list(query);
+    if (rows.empty()) {
         return std::nullopt;
     }
-    Json json = run_row_to_json(*it, "");
-    Json fields = Json::object();
-    Statement field(m_db, "SELECT path, value FROM card_fields WHERE run_id = ?1 ORDER BY path", m_path);
-    field.bind(1, run_id);
-    while (field.step()) {
-        fields[field.text(0)] = field.text(1);
+    Json json = run_row_to_json(rows.front(), "");
+    // The (run_id, key, value) tables, with their key and value columns.
+    struct KeyValueTable {
+        const char* name;
+        const char* key;
+        const char* value;
+    };
+    for (const KeyValueTable& table : {KeyValueTable{"card_fields", "path", "value"}, KeyValueTable{"overrides", "path", "value"},
+                                       KeyValueTable{"pins", "repo", "sha"}}) {
+        Json values = Json::object();
+        Statement select(
+            m_db, fmt::format("SELECT {}, {} FROM {} WHERE run_id = ?1 ORDER BY rowid", table.key, table.value, table.name), m_path);
+        select.bind(1, run_id);
+        while (select.step()) {
+            values[select.text(0)] = select.text(1);
+        }
+        json[table.name] = std::move(values);
     }
-    json["card_fields"] = std::move(fields);
-    Json overrides = Json::object();
-    Statement override_row(m_db, "SELECT path, value FROM overrides WHERE run_id = ?1", m_path);
-    override_row.bind(1, run_id);
-    while (override_row.step()) {
-        overrides[override_row.text(0)] = override_row.text(1);
-    }
-    json["overrides"] = std::move(overrides);
     Json metrics = Json::object();
     Statement metric(m_db, "SELECT name, value, unit, implausible FROM metrics WHERE run_id = ?1", m_path);
     metric.bind(1, run_id);
@@ -427,6 +478,27 @@ Json run_row_to_json(const RunRow& row, const std::string& metric) {
         json[metric] = row.metric_value ? Json(*row.metric_value) : Json();
     }
     return json;
+}
+
+std::string record_in_default_store(const std::vector<fs::path>& run_dirs) {
+    if (run_dirs.empty()) {
+        return {};
+    }
+    if (const char* env = std::getenv("CCL_HARNESS_STORE"); env && std::string(env) == "none") {
+        return {};
+    }
+    try {
+        const fs::path path = default_store_path({});
+        std::error_code ec;
+        fs::create_directories(path.parent_path(), ec);
+        const IndexCounts counts = ResultsStore(path).record(run_dirs);
+        if (!counts.problems.empty()) {
+            return "results store " + path.string() + ": " + counts.problems.front();
+        }
+    } catch (const HarnessError& e) {
+        return std::string("the results store was not updated: ") + e.what() + " (`ccl-harness results index` adds the run later)";
+    }
+    return {};
 }
 
 } // namespace harness::store

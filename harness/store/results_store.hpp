@@ -39,7 +39,8 @@ struct ListQuery {
     std::vector<WhereClause> where;
     std::string since; ///< YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ; "" for none
     std::string metric;
-    std::string card; ///< exact card name ("" for any): history's filter
+    std::string card;   ///< exact card name ("" for any): history's filter
+    std::string run_id; ///< exact run id ("" for any): show's filter
 };
 
 struct RunRow {
@@ -66,9 +67,12 @@ public:
 
     /// Brings the rows of the runs under `results_roots` up to date, one transaction per root.
     IndexCounts index(const std::vector<fs::path>& results_roots);
+    /// Adds or updates the rows of these run directories (a run, attach, ingest, a sweep's points)
+    /// in one transaction; a directory that is not a run's is a problem, not an error.
+    IndexCounts record(const std::vector<fs::path>& run_dirs);
 
     std::vector<RunRow> list(const ListQuery& query) const;
-    /// The run's row with its card fields, overrides and metrics; nullopt when not indexed.
+    /// The run's row with its card fields, overrides, pins and metrics; nullopt when not indexed.
     std::optional<Json> show(const std::string& run_id) const;
 
     const fs::path& path() const { return m_path; }
@@ -79,5 +83,11 @@ private:
 };
 
 Json run_row_to_json(const RunRow& row, const std::string& metric);
+
+/// What run, attach, ingest, sweep and reproduce do once their runs are on disk: records them in
+/// the per-user store (default_store_path; $CCL_HARNESS_STORE=none turns it off). The directories
+/// stay the source of truth, so a store that cannot be written never fails the command: the
+/// returned text says why (empty when recorded or turned off).
+std::string record_in_default_store(const std::vector<fs::path>& run_dirs);
 
 } // namespace harness::store

@@ -59,6 +59,31 @@ fs::path bundle_of(const fs::path& run_dir) {
     return bundle;
 }
 
+/// provenance.json's pins (provenance/provenance.hpp writes them): a field of another type than
+/// the format's is left out rather than guessed at.
+std::vector<std::pair<std::string, std::string>> provenance_pins(const Json& provenance) {
+    std::vector<std::pair<std::string, std::string>> pins;
+    if (const Json* sources = provenance.find("sources"); sources && sources->is_array()) {
+        for (const Json& source : sources->as_array()) {
+            if (source.is_object() && !source.string_or("repo").empty()) {
+                pins.emplace_back(source.string_or("repo"), source.string_or("commit"));
+            }
+        }
+    }
+    if (const Json* harness = provenance.find("harness"); harness && harness->is_object()) {
+        pins.emplace_back("ccl-harness", harness->string_or("commit"));
+    }
+    if (const Json* container = provenance.find("container"); container && container->is_object()) {
+        if (!container->string_or("image").empty()) {
+            pins.emplace_back("image:" + container->string_or("image"), container->string_or("digest"));
+        }
+        if (!container->string_or("image_id").empty()) {
+            pins.emplace_back("image_id", container->string_or("image_id"));
+        }
+    }
+    return pins;
+}
+
 } // namespace
 
 bool is_run_directory(const fs::path& dir) {
@@ -68,7 +93,7 @@ bool is_run_directory(const fs::path& dir) {
 
 std::string run_fingerprint(const fs::path& run_dir) {
     return stamp(run_dir / run_files::k_record) + "/" + stamp(run_dir / run_files::k_metrics) + "/" +
-           stamp(run_dir / run_files::k_card) + "/" + stamp(bundle_of(run_dir));
+           stamp(run_dir / run_files::k_card) + "/" + stamp(run_dir / run_files::k_provenance) + "/" + stamp(bundle_of(run_dir));
 }
 
 RunSnapshot read_run_snapshot(const fs::path& run_dir) {
@@ -116,6 +141,9 @@ RunSnapshot read_run_snapshot(const fs::path& run_dir) {
                 snap.metrics.push_back(std::move(metric));
             }
         }
+    }
+    if (const auto provenance = read_json(run_dir / run_files::k_provenance)) {
+        snap.pins = provenance_pins(*provenance);
     }
     if (fs::is_regular_file(fs::symlink_status(bundle_of(run_dir), ec))) {
         snap.bundle_path = fs::absolute(bundle_of(run_dir)).lexically_normal().string();

@@ -22,6 +22,10 @@ struct RunSnapshot {
     std::string failure_class, failure_reason, created, started, ended, bundle_path;
     std::vector<std::pair<std::string, std::string>> card_fields; ///< dotted path, scalar value
     std::vector<std::pair<std::string, std::string>> overrides;   ///< --set PATH, VALUE
+    /// What provenance.json pinned: each source repository and its commit, the harness
+    /// ("ccl-harness", its commit), the image ("image:<name>", its digest) and the image id
+    /// the runtime reported ran ("image_id", the id).
+    std::vector<std::pair<std::string, std::string>> pins;
     std::vector<MetricValue> metrics;
 };
 

@@ -18,6 +18,9 @@ export CCL_HARNESS_DEFAULTS=none
 SCRATCH="$CCL_TEST_TMP/$(basename "$0" .sh)"
 rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH"
+# Every run, attach, ingest and sweep records its runs in the per-user results store: here one
+# per suite, never the developer's own (results_store.sh tests the recording).
+export CCL_HARNESS_STORE="$SCRATCH/user-store.db"
 
 failures=0
 checks=0

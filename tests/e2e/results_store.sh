@@ -11,6 +11,22 @@ store() { "$CCL_HARNESS" results --store "$db" "$@"; }
 for _ in 1 2; do
     expect_status 0 "tiny-ddp runs locally" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local --results "$results"
 done
+# run records what it ran in the per-user store ($CCL_HARNESS_STORE, set by lib.sh) as it ends.
+expect_status 0 "the per-user store already holds both runs" -- "$CCL_HARNESS" results list --json
+echo "$OUT" >"$SCRATCH/user-list.json"
+expect_json "$SCRATCH/user-list.json" 'sorted(r["state"] for r in j["runs"])' "['completed', 'completed']"
+expect_status 0 "show has the run's pins" -- "$CCL_HARNESS" results show "$(basename "$(latest_run)")" --json
+expect_output "the harness commit" '"ccl-harness"'
+# A store that cannot be written never fails the run: a warning says how to add it later.
+expect_status 0 "a run with an unwritable store" -- env CCL_HARNESS_STORE=/proc/no-such-dir/results.db \
+    "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local --results "$SCRATCH/results-unwritable"
+expect_output "says the store was not updated" "the results store was not updated"
+expect_output "and how to add it" "ccl-harness results index"
+expect_status 0 "CCL_HARNESS_STORE=none records nothing" -- env CCL_HARNESS_STORE=none \
+    "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local --results "$SCRATCH/results-none"
+if grep -q "results store" <<<"$OUT"; then fail "a store was written to: $OUT"; else pass; fi
+[ ! -e none ] && pass || fail "a store file named none"
+
 expect_status 0 "index two runs" -- store index "$results"
 expect_output "two added" "2 added, 0 updated, 0 dropped"
 expect_status 0 "index again" -- store index "$results"
