@@ -284,7 +284,7 @@ std::optional<VllmLatency> find_vllm_latency(const fs::path& dir) {
 
 std::optional<ServingResult> find_serving_result(const fs::path& dir) {
     constexpr std::uintmax_t k_max_result_bytes = std::uintmax_t{64} << 20;
-    const fs::path file = dir / "logs" / "bench_serve.json";
+    const fs::path file = dir / "logs" / (std::string(k_serving_result_stem) + ".json");
     std::error_code ec;
     if (!fs::is_regular_file(fs::symlink_status(file, ec)) || fs::file_size(file, ec) > k_max_result_bytes || ec) {
         return std::nullopt;

@@ -53,7 +53,7 @@ struct ServingResult {
 };
 
 /// The client result the serving template keeps, logs/bench_serve.json under `dir` (the run or
-/// bundle directory; templates/common/vllm_serve.mustache names it), when it is a JSON object of
+/// bundle directory; trace_names.hpp's k_serving_result_stem), when it is a JSON object of
 /// at most 64 MiB; the means it lacks stay empty.
 std::optional<ServingResult> find_serving_result(const fs::path& dir);
 

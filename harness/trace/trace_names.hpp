@@ -10,6 +10,11 @@
 
 namespace harness {
 
+/// The serving client's result kept beside the traces: logs/<stem>.json in a run or bundle (a
+/// two-pass run also keeps logs/<stem>_profile.json). The serving templates name the file with
+/// fw.result_stem, which the plan sets from here; metrics read it back (find_serving_result).
+inline constexpr const char* k_serving_result_stem = "bench_serve";
+
 enum class TraceKind {
     not_a_trace,
     kineto,      ///< torch profiler JSON (Kineto's object form or the legacy autograd array)

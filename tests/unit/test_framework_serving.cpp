@@ -241,7 +241,7 @@ TEST_CASE("a serving vLLM card renders vllm serve and vllm bench serve, and says
     CHECK(has(r, "    --max-num-seqs 32\n"));
     CHECK(has(r, "    --dataset-name random\n    --num-prompts 64\n    --request-rate 8\n"));
     CHECK(has(r, "    --random-input-len 1024\n    --random-output-len 128\n"));
-    CHECK(has(r, "--result-filename \"bench_serve$suffix.json\""));
+    CHECK(has(r, "--result-filename bench_serve\"$suffix.json\""));
     CHECK(has(r, "serve_pass \"\" yes\n"));
     CHECK_FALSE(has(r, "vllm bench latency"));
     CHECK(r.script.find("--help-command \"vllm serve\"") < r.script.find("vllm serve \"${serve_args[@]}\""));

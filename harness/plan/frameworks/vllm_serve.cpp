@@ -4,6 +4,7 @@
 
 #include "card/schema.hpp"
 #include "plan/frameworks/hf_text.hpp"
+#include "trace/trace_names.hpp"
 #include "card/yaml_document.hpp"
 #include "util/quote.hpp"
 #include "util/strings.hpp"
@@ -240,6 +241,8 @@ void plan_vllm_serve(const WorkloadCard& card, Plan& plan, PlanFindings& finding
     set_framework_value(plan, "health_timeout_s", "1800",
                         "how long the job waits for the server's /health (CCL_SERVE_HEALTH_TIMEOUT overrides it)");
     plan_client(card, plan, findings);
+    set_framework_value(plan, "result_stem", k_serving_result_stem,
+                        "the client's result, logs/<stem>.json, which metrics read back for ttft and tpot");
     // The window is the whole benchmark: bench serve --profile posts /start_profile before the
     // first request and /stop_profile after the last; no ProfilerStep#N, execute_context_* steps.
     plan.traced_steps = 0;
