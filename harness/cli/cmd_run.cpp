@@ -58,6 +58,10 @@ void add_run(CLI::App& sub, Action& action) {
                  "Slurm: let the scheduler requeue the job when a node fails (default: the run ends with the scheduler's reason)");
     sub.add_flag("--detach", options->detach,
                  "Slurm: return once the job is submitted; `ccl-harness attach RUN_DIR` follows it to the end later");
+    sub.add_flag("--reuse", options->reuse,
+                 "do not run again what already completed: an earlier run in the results store rendered byte for byte "
+                 "alike (same effective card, cluster, image, pinned source commit and templates), whose bundle verifies, "
+                 "is the result");
     sub.add_flag("!--no-pack", options->pack,
                  "do not pack a bundle when the run completes (pack it later with `ccl-harness pack DIR`)");
     sub.add_option("--grace", options->grace_seconds,
@@ -80,11 +84,15 @@ void add_run(CLI::App& sub, Action& action) {
         "anything is rendered: the scripts check out that SHA.\n"
         "Slurm: --detach, or a hangup (SIGHUP: the SSH session dropped), leaves the job running and the run\n"
         "submitted or running; `ccl-harness attach RUN_DIR` takes it to the end (--json adds detached_job, attach).\n"
+        "Every run is recorded in the per-user results store (see `results --help`; CCL_HARNESS_STORE=none turns it off).\n"
+        "--reuse looks there first: a completed run whose rendered files are the same bytes (render key) and whose\n"
+        "bundle verifies is returned as this run's result, and nothing runs (--json reused: true).\n"
         "Exit status: 0 completed or detached, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
         "A failed, cancelled or timed-out run gets one failure class (out_of_memory_device, collective_timeout,\n"
         "time_limit, ..., unknown) and the evidence that decided it, in run.json, the summary and status:\n"
         "docs/failures.md lists the classes and the log signatures, each cited from its framework's source.\n"
-        "--json keys: run_id, run_dir, card, target, state, reason, failure_class | null, failure_evidence | null, exit_code, traces, "
+        "--json keys: run_id, run_dir, card, target, state, reason, failure_class | null, failure_evidence | null, exit_code, reused, "
+        "traces, "
         "bundle {path, sha256, files} | null, "
         "pack_error, warnings, dry_run, preview {submission, rendered, results, nodes, ranks_per_node, steps, trace_kinds, commands, "
         "billing, commands_problem, preflight, bill, image, sbatch} | null; on Slurm (else null): bill {account, qos, partition, "

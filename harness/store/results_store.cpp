@@ -36,6 +36,8 @@ CREATE INDEX IF NOT EXISTS card_fields_path ON card_fields(path, value);
 CREATE INDEX IF NOT EXISTS card_fields_run ON card_fields(run_id);
 CREATE TABLE IF NOT EXISTS overrides (run_id TEXT NOT NULL REFERENCES runs ON DELETE CASCADE, path TEXT NOT NULL, value TEXT);
 CREATE TABLE IF NOT EXISTS pins (run_id TEXT NOT NULL REFERENCES runs ON DELETE CASCADE, repo TEXT NOT NULL, sha TEXT);
+CREATE TABLE IF NOT EXISTS render_keys (run_id TEXT PRIMARY KEY REFERENCES runs ON DELETE CASCADE, key TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS render_keys_key ON render_keys(key);
 CREATE TABLE IF NOT EXISTS metrics (run_id TEXT NOT NULL REFERENCES runs ON DELETE CASCADE, name TEXT NOT NULL, value REAL,
   unit TEXT, implausible INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, name));
 )sql";
@@ -146,7 +148,7 @@ private:
 
 void insert_run(sqlite3* db, const fs::path& file, const std::string& root, const RunSnapshot& snap, const std::string& fingerprint) {
     exec(db, "SAVEPOINT run", file);
-    for (const char* table : {"card_fields", "overrides", "pins", "metrics", "runs"}) {
+    for (const char* table : {"card_fields", "overrides", "pins", "render_keys", "metrics", "runs"}) {
         Statement(db, std::string("DELETE FROM ") + table + " WHERE run_id = ?1", file).bind(1, snap.run_id).run();
     }
     const std::string sha = snap.bundle_path.empty() ? "" : sha256_file(snap.bundle_path);
@@ -166,6 +168,9 @@ void insert_run(sqlite3* db, const fs::path& file, const std::string& root, cons
         for (const auto& [key, value] : *rows) {
             insert.bind(1, snap.run_id).bind(2, key).bind(3, value).run();
         }
+    }
+    if (!snap.render_key.empty()) {
+        Statement(db, "INSERT INTO render_keys VALUES (?1, ?2)", file).bind(1, snap.run_id).bind(2, snap.render_key).run();
     }
     Statement metric(db, "INSERT OR REPLACE INTO metrics VALUES (?1, ?2, ?3, ?4, ?5)", file);
     for (const MetricValue& m : snap.metrics) {
@@ -395,6 +400,9 @@ std::vector<RunRow> ResultsStore::list(const ListQuery& query) const {
     }
     if (!query.run_id.empty()) {
         sql += " AND r.run_id = " + next(query.run_id);
+    }
+    if (!query.render_key.empty()) {
+        sql += " AND EXISTS (SELECT 1 FROM render_keys k WHERE k.run_id = r.run_id AND k.key = " + next(query.render_key) + ")";
     }
     sql += " ORDER BY r.created, r.run_id";
     Statement stmt(m_db, sql, m_path);

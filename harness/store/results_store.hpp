@@ -39,8 +39,9 @@ struct ListQuery {
     std::vector<WhereClause> where;
     std::string since; ///< YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ; "" for none
     std::string metric;
-    std::string card;   ///< exact card name ("" for any): history's filter
-    std::string run_id; ///< exact run id ("" for any): show's filter
+    std::string card;       ///< exact card name ("" for any): history's filter
+    std::string run_id;     ///< exact run id ("" for any): show's filter
+    std::string render_key; ///< runs rendered byte for byte alike (render/render_key.hpp): run --reuse
 };
 
 struct RunRow {

@@ -1,5 +1,7 @@
 #include "store/run_snapshot.hpp"
 
+#include "render/render_key.hpp"
+
 #include "run/run_directory.hpp"
 #include "run/run_record.hpp"
 #include "util/error.hpp"
@@ -142,6 +144,7 @@ RunSnapshot read_run_snapshot(const fs::path& run_dir) {
             }
         }
     }
+    snap.render_key = render_key_of_directory(run_dir / run_files::k_rendered);
     if (const auto provenance = read_json(run_dir / run_files::k_provenance)) {
         snap.pins = provenance_pins(*provenance);
     }

@@ -27,6 +27,7 @@ struct RunSnapshot {
     /// the runtime reported ran ("image_id", the id).
     std::vector<std::pair<std::string, std::string>> pins;
     std::vector<MetricValue> metrics;
+    std::string render_key; ///< render/render_key.hpp over rendered/; "" when there is none
 };
 
 /// Sizes and modification times of the files a snapshot is read from: a run whose fingerprint

@@ -18,6 +18,7 @@
 #include "trace/trace_collect.hpp"
 #include "workflows/image_preflight.hpp"
 #include "workflows/run_image.hpp"
+#include "workflows/run_reuse.hpp"
 #include "workflows/slurm_dry_run.hpp"
 #include "workflows/tpu_dry_run.hpp"
 #include "util/error.hpp"
@@ -76,7 +77,7 @@ std::string record_metrics(const fs::path& run_dir, std::vector<std::pair<std::s
         const Json metrics = bundle_metrics(run_dir);
         write_file_atomic(run_dir / k_metrics_name, metrics.dump());
         const Json* all = metrics.find("metrics");
-        for (const char* name : {"avg_step_time", "compute_comm_overlap", "communication_fraction", "mfu"}) {
+        for (const char* name : k_headline_metrics) {
             const Json* metric = all != nullptr ? all->find(name) : nullptr;
             const Json* value = metric != nullptr ? metric->find("value") : nullptr;
             if (value != nullptr && value->is_number()) {
@@ -221,6 +222,13 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     }
     parse_time_limit(plan.time_limit); // a limit the executor could not keep is refused, dry run or not
     const RenderedRun run = render_run(card, cluster, plan, home);
+    if (options.reuse && !options.stage_only) {
+        if (std::optional<RunOutcome> reused = reuse_earlier_run(run, card.name(), target, out)) {
+            reused->diagnostics = invalid.diagnostics;
+            reused->warnings = warnings;
+            return *reused;
+        }
+    }
     if (options.dry_run) {
         RunOutcome outcome;
         outcome.diagnostics = invalid.diagnostics;
@@ -427,6 +435,7 @@ Json run_outcome_to_json(const RunOutcome& outcome) {
     json["failure_class"] = outcome.failure_class.empty() ? Json() : Json(outcome.failure_class);
     json["failure_evidence"] = outcome.failure_class.empty() ? Json() : Json(outcome.failure_evidence);
     json["exit_code"] = outcome.exit_code;
+    json["reused"] = outcome.reused;
     json["traces"] = Json::array();
     for (const auto& trace : outcome.traces) {
         json["traces"].push_back(trace.string());
@@ -510,11 +519,12 @@ std::string format_run_outcome(const RunOutcome& outcome) {
             attach_command(outcome.run_dir));
     }
     // The reason quotes the job's log (colour codes, tqdm's carriage returns): escaped, its lines kept.
-    std::string text = fmt::format(
-        "run {} {}{}{}\n  run directory: {}\n  traces: {}\n", terminal_text(outcome.run_id), to_string(*outcome.state),
-        outcome.failure_class.empty() ? "" : " (" + terminal_text(outcome.failure_class) + ")",
-        outcome.reason.empty() ? "" : ": " + terminal_text(outcome.reason, true), terminal_text(outcome.run_dir.string()),
-        traces.empty() ? "(none)" : terminal_text(join(traces, ", ")));
+    std::string text = fmt::format("run {} {}{}{}\n  run directory: {}\n  traces: {}\n", terminal_text(outcome.run_id),
+                                   outcome.reused ? "completed earlier, reused (run --reuse: nothing ran)" : to_string(*outcome.state),
+                                   outcome.failure_class.empty() ? "" : " (" + terminal_text(outcome.failure_class) + ")",
+                                   outcome.reason.empty() ? "" : ": " + terminal_text(outcome.reason, true),
+                                   terminal_text(outcome.run_dir.string()),
+                                   traces.empty() ? "(none)" : terminal_text(join(traces, ", ")));
     if (!outcome.failure_evidence.empty()) {
         text += fmt::format("  failure class {}: {} (docs/failures.md)\n", terminal_text(outcome.failure_class),
                             terminal_text(outcome.failure_evidence));

@@ -34,6 +34,9 @@ struct RunOptions {
     /// Slurm: return once the job is submitted, recorded `submitted` with its job id, for
     /// `ccl-harness attach` to follow later (run --detach). Refused for other schedulers.
     bool detach = false;
+    /// run --reuse: an earlier completed run rendered alike, with a verified bundle, is the
+    /// result instead of a new run (workflows/run_reuse.hpp).
+    bool reuse = false;
     double grace_seconds = 5;              ///< checked by check_grace_seconds (executor.hpp)
     std::vector<std::string> secret_names; ///< --secret NAME: variables whose values are secrets whatever their names
     bool pack = true;                      ///< pack a bundle when the run completes
@@ -103,6 +106,9 @@ struct StagedRun {
     StagedRun& operator=(const StagedRun&) = delete;
 };
 
+/// The metrics a completed run ends by saying (RunOutcome::headline), in this order.
+inline constexpr const char* k_headline_metrics[] = {"avg_step_time", "compute_comm_overlap", "communication_fraction", "mfu"};
+
 /// What run_workload / execute_rendered_run did: everything a caller (cli, sweep, reproduce)
 /// needs, so that none of them reads the progress text back.
 struct RunOutcome {
@@ -129,6 +135,9 @@ struct RunOutcome {
     /// The Slurm job left running unfollowed (run --detach, SIGHUP): `state` is submitted or
     /// running and `ccl-harness attach <run_dir>` takes it to the end. Empty otherwise.
     std::string detached_job;
+    /// run --reuse found an earlier run rendered alike with a verified bundle: that run is the
+    /// result (run_id, run_dir, bundle, headline are its), and nothing ran.
+    bool reused = false;
 };
 
 /// Runs the card to a final state, streaming progress and rank output to `out`. Input that

@@ -27,6 +27,31 @@ expect_status 0 "CCL_HARNESS_STORE=none records nothing" -- env CCL_HARNESS_STOR
 if grep -q "results store" <<<"$OUT"; then fail "a store was written to: $OUT"; else pass; fi
 [ ! -e none ] && pass || fail "a store file named none"
 
+# run --reuse: the same card again is not run; the newest completed run rendered byte for byte
+# alike, with a verified bundle, is the result.
+before=$(ls "$results" | grep -c .)
+"$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local --results "$results" --reuse --json \
+    >"$SCRATCH/reuse.json" 2>"$SCRATCH/reuse.err" && pass || fail "run --reuse of what already ran: $(cat "$SCRATCH/reuse.err")"
+grep -q "its bundle verifies: nothing runs" "$SCRATCH/reuse.err" && pass || fail "reuse not said: $(cat "$SCRATCH/reuse.err")"
+expect_json "$SCRATCH/reuse.json" 'j["reused"]' True
+expect_json "$SCRATCH/reuse.json" 'j["run_dir"]' "$(latest_run | sed 's:/$::')"
+expect_eq "no new run directory" "$before" "$(ls "$results" | grep -c .)"
+expect_status 0 "another batch size is another run" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local \
+    --results "$SCRATCH/results-reuse" --reuse --set workload.data.batch_size=4
+expect_output "says why it runs" "no earlier completed run rendered alike"
+expect_eq "it ran" 1 "$(ls -d "$SCRATCH"/results-reuse/*/ | grep -c .)"
+# A reused bundle must verify: a damaged one is skipped and the run goes ahead.
+newest=$(latest_run)
+cp "${newest%/}.tar.zst" "$SCRATCH/kept.tar.zst"
+truncate -s 2000 "${newest%/}.tar.zst"
+expect_status 0 "run --reuse past a damaged bundle" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local \
+    --results "$SCRATCH/results-reuse" --reuse
+expect_output "the damaged bundle is skipped" "$(basename "$newest")'s bundle"
+cp "$SCRATCH/kept.tar.zst" "${newest%/}.tar.zst"
+expect_status 0 "--reuse with the store turned off runs" -- env CCL_HARNESS_STORE=none "$CCL_HARNESS" run \
+    workloads/tiny-ddp/tiny-ddp.yaml --cluster local --results "$SCRATCH/results-none" --reuse
+expect_output "says so" "the results store is turned off"
+
 expect_status 0 "index two runs" -- store index "$results"
 expect_output "two added" "2 added, 0 updated, 0 dropped"
 expect_status 0 "index again" -- store index "$results"

@@ -1,5 +1,6 @@
 #include "card_fixture.hpp"
 #include "render/render.hpp"
+#include "render/render_key.hpp"
 #include "test_context.hpp"
 #include "util/error.hpp"
 #include "util/home.hpp"
@@ -67,6 +68,24 @@ TEST_CASE("values that cannot go on an #SBATCH line are refused") {
     TempDir dir;
     CHECK_THROWS_WITH(render_text(card_with("account: m4999", "account: \"m4999 --wrap=id\""), "perlmutter", dir),
                       Catch::Contains("launch.account") && Catch::Contains("cannot go on an #SBATCH line"));
+}
+
+TEST_CASE("the render key is the same over the files in memory and as written, and changes with them") {
+    TempDir dir;
+    const RenderedRun run = render_text(k_card, "perlmutter", dir);
+    const std::string key = render_key(run);
+    CHECK(key.size() == 64);
+    CHECK(render_key(render_text(k_card, "perlmutter", dir)) == key);
+    const auto out = dir.path() / "rendered";
+    write_rendered(run, out);
+    CHECK(render_key_of_directory(out) == key);
+    // What a job writes under rendered/logs is not part of the render.
+    dir.write("rendered/logs/rank_0.log", "step 1\n");
+    CHECK(render_key_of_directory(out) == key);
+    // One byte of one file is another run.
+    dir.write("rendered/env.sh", run.find("env.sh")->content + "#");
+    CHECK(render_key_of_directory(out) != key);
+    CHECK(render_key_of_directory(dir.path() / "missing").empty());
 }
 
 TEST_CASE("write_rendered replaces an earlier render and refuses other directories") {
