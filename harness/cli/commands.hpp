@@ -33,6 +33,7 @@ void add_compare(CLI::App& sub, Action& action);
 void add_submit(CLI::App& sub, Action& action);
 void add_status(CLI::App& sub, Action& action);
 void add_results(CLI::App& sub, Action& action);
+void add_eval(CLI::App& sub, Action& action);
 void add_metrics(CLI::App& sub, Action& action);
 void add_help(CLI::App& sub, Action& action);       // cli/app.cpp
 void add_completion(CLI::App& sub, Action& action); // cli/cmd_completion.cpp
@@ -68,6 +69,8 @@ inline const Command k_commands[] = {
     {"submit", "verify a bundle and upload it to a CCL-Bench upload server", add_submit},
     {"status", "list runs and sweeps under a results directory with state, duration, bundle and headline metrics", add_status},
     {"results", "index results directories into an SQLite store and query runs by card field, state, date and metric", add_results},
+    {"eval", "one trial of a tuning loop: a card with a config run (or reused) to a verified bundle and scored; --json for the loop",
+     add_eval},
     {"list", "list what exists: cluster profiles (shipped and yours), frameworks x targets, templates, metrics", add_list},
     {"schema", "print the JSON Schema of workload cards (or cluster profiles) for editors and other tools", add_schema},
     {"help", "show the help of ccl-harness or of one command (as --help does)", add_help},
