@@ -52,6 +52,33 @@ done
 expect_status 0 "metrics over a TRACE_DIR" -- "$CCL_HARNESS" metrics "$SCRATCH/traces-0" --json
 grep -q '"avg_step_time"' <<<"$OUT" && pass || fail "no avg_step_time over TRACE_DIR: $OUT"
 
+# compute_metric (docs/ccl-search/compute_metric.py, upstream's interface) over a trial's
+# TRACE_DIR: the reference values `ccl-harness metrics --reference` gives, weighted into the score;
+# a metric without a value, or a failed run, is what upstream's would return.
+/usr/bin/python3 - "$CCL_SOURCE_DIR/tests/fixtures/ccl-search" "$SCRATCH" >"$SCRATCH/scores.json" <<'PY' &&
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["CCL_SOURCE_DIR"], "docs/ccl-search"))
+sys.path.insert(1, sys.argv[1])
+from execute import RunResult
+from compute_metric import compute_metric
+ok = RunResult({}, {}, "success", trace_dir=os.path.join(sys.argv[2], "traces-0"))
+goal = {"direction": "minimize", "metrics": [{"name": "avg_step_time", "weight": 2.0}]}
+out = {"ok": compute_metric(ok, goal),
+       "na": compute_metric(ok, {"metrics": [{"name": "communication_fraction"}]}),
+       "unknown": compute_metric(ok, {"metrics": [{"name": "speed"}]}),
+       "failed": compute_metric(RunResult({}, {}, "error", error_msg="exit 1: oom"), goal)}
+json.dump(out, sys.stdout)
+PY
+    pass || fail "compute_metric did not return"
+reference=$("$CCL_HARNESS" metrics "$SCRATCH/traces-0" --reference --json 2>/dev/null |
+    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["metrics"]["avg_step_time"]["value"])')
+expect_json "$SCRATCH/scores.json" 'j["ok"]["status"]' success
+expect_json "$SCRATCH/scores.json" "abs(j['ok']['metrics']['avg_step_time'] - $reference) < 1e-12" True
+expect_json "$SCRATCH/scores.json" "abs(j['ok']['score'] - 2 * $reference) < 1e-12" True
+expect_json "$SCRATCH/scores.json" '(j["na"]["status"], "no GPU kernel" in j["na"]["error_msg"])' "('metric_error', True)"
+expect_json "$SCRATCH/scores.json" 'j["unknown"]["status"]' metric_error
+expect_json "$SCRATCH/scores.json" '(j["failed"]["status"], j["failed"]["score"])' "('error', inf)"
+
 # 2. The same config straight through execute() again (no agent cache): the harness reuses the
 #    completed run instead of running it, and says so in the one line execute() keeps.
 /usr/bin/python3 - "$CCL_SOURCE_DIR/tests/fixtures/ccl-search" "$SCRATCH" >"$SCRATCH/again.json" <<'PY' &&
