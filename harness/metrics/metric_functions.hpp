@@ -105,6 +105,9 @@ std::unique_ptr<MetricFold> fold_straggler(FoldInputs in, std::size_t ranks);
 std::unique_ptr<MetricFold> fold_mfu(FoldInputs in, std::size_t ranks);
 std::unique_ptr<MetricFold> fold_ttft(FoldInputs in, std::size_t ranks);
 std::unique_ptr<MetricFold> fold_tpot(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_total_kernel_time(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_total_trace_time(FoldInputs in, std::size_t ranks);
+std::unique_ptr<MetricFold> fold_coll_call_num(FoldInputs in, std::size_t ranks);
 
 /// The activity spans of a rank sorted by start, for the per-step windows.
 class SortedSpans {

@@ -51,6 +51,12 @@ const std::vector<MetricDefinition>& definitions() {
          std::nullopt, Better::lower},
         {"tpot", "time per output token: mean decode forward pass after the first, last dropped, mean of the ranks (s)", fold_tpot,
          std::nullopt, Better::lower},
+        {"total_kernel_time", "GPU kernel time summed over every kernel of every rank (s)", fold_total_kernel_time, std::nullopt,
+         Better::neither},
+        {"total_trace_time", "first GPU kernel start to last kernel end, over all ranks (s)", fold_total_trace_time, std::nullopt,
+         Better::neither},
+        {"coll_call_num", "collective kernel launches on rank 0 over the whole trace (calls)", fold_coll_call_num, std::nullopt,
+         Better::neither},
     };
     return k_definitions;
 }

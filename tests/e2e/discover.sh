@@ -40,7 +40,7 @@ expect_status 0 "list clusters --names" -- "$CCL_HARNESS" list clusters --names
 expect_eq "cluster names" "$OUT" $'local\nperlmutter\nslurm-local\nslurm-multi\ntpu-v6e'
 expect_status 0 "list metrics --names" -- "$CCL_HARNESS" list metrics --names
 expect_eq "metric names" "$(tr '\n' ' ' <<<"$OUT")" \
-    "avg_step_time compute_comm_overlap communication_fraction total_communication_time collective_volume straggler mfu ttft tpot "
+    "avg_step_time compute_comm_overlap communication_fraction total_communication_time collective_volume straggler mfu ttft tpot total_kernel_time total_trace_time coll_call_num "
 expect_stdout 0 "list frameworks --json" -- "$CCL_HARNESS" list frameworks --json
 expect_eq "torch-ddp targets" "$(json '[f["targets"] for f in j["frameworks"] if f["name"] == "torch-ddp"][0]')" \
     "['local', 'perlmutter', 'slurm-local']"

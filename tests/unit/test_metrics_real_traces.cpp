@@ -128,8 +128,10 @@ TEST_CASE("real 2-rank NCCL trace (HTA sampled ranks): the default mode's own va
     // Ours (DESIGN.md): (max - min) / max of every communication kernel's time per rank,
     // 0.396199 s and 0.379053 s; the tool counts none of them, and the report says the modes differ.
     check_equal(report, "straggler", (0.396199 - 0.379053) / 0.396199);
-    REQUIRE(report.disagreements.size() == 1);
-    CHECK(report.disagreements.front().metric == "straggler");
+    // And coll_call_num: the tool reads kineto_trace_0.json only, absent here, so it counts 0.
+    REQUIRE(report.disagreements.size() == 2);
+    CHECK(report.disagreements[0].metric == "straggler");
+    CHECK(report.disagreements[1].metric == "coll_call_num");
 }
 
 TEST_CASE("real NCCL rank cut to one ProfilerStep window: --reference equals the tools", "[real_traces][metrics]") {
@@ -176,4 +178,46 @@ TEST_CASE("real ROCm trace without collectives (HTA MI250): --reference equals t
     const MetricValue& overlap = metric(report, "compute_comm_overlap");
     CHECK_FALSE(overlap.value.has_value());
     CHECK_THAT(overlap.why, Catch::Contains("no communication inside the inner steps"));
+}
+
+TEST_CASE("the whole-trace totals equal tools/total_kernel_time, total_trace_time and coll_call_num", "[real_traces][metrics]") {
+    // Printed by the tools at 1d257f07b35b (check_upstream.sh). coll_call_num reads
+    // kineto_trace_0.json only, which these sets (rank*_trace.json) do not have: 0.
+    struct Row {
+        const char* set;
+        double kernel_time, trace_time;
+    };
+    for (const Row& row : {Row{"hta_sampled_nccl2", 1.257545, 1.231335}, Row{"hta_nccl_cut", 0.05072945099999998, 0.21353275},
+                           Row{"hta_mi250_rocm", 0.00011088099999999997, 0.00859444482421875}}) {
+        INFO(row.set);
+        const MetricsReport report = run_set(row.set, true);
+        check_equal(report, "total_kernel_time", row.kernel_time);
+        check_equal(report, "total_trace_time", row.trace_time);
+        check_equal(report, "coll_call_num", 0.0);
+        // The default mode sums the same kernels; it counts rank 0's collectives whatever the file name.
+        const MetricsReport standard = run_set(row.set, false);
+        check_equal(standard, "total_kernel_time", row.kernel_time);
+        check_equal(standard, "total_trace_time", row.trace_time);
+    }
+}
+
+TEST_CASE("coll_call_num counts rank 0's ncclDevKernel_ collectives as the tool does, and every collective by default",
+          "[metrics]") {
+    // tests/fixtures/traces/two_ranks: tools/main.py printed total_kernel_time 0.00049,
+    // total_trace_time 0.0012 and coll_call_num 3 at 1d257f07b35b; the default classifier also
+    // counts rank 0's fourth communication kernel, whose name no ncclDevKernel_ prefix matches.
+    const fs::path dir = fs::path(CCL_HARNESS_SOURCE_DIR) / "tests/fixtures/traces/two_ranks";
+    MetricsOptions options;
+    options.reference = true;
+    const MetricsReport reference = compute_metrics(dir, options);
+    check_equal(reference, "total_kernel_time", 0.00049);
+    check_equal(reference, "total_trace_time", 0.0012);
+    check_equal(reference, "coll_call_num", 3);
+    const MetricsReport standard = compute_metrics(dir, {});
+    check_equal(standard, "coll_call_num", 4);
+    // A CPU-only gloo trace has no GPU kernels: n/a, saying why.
+    const MetricsReport cpu = compute_metrics(fs::path(CCL_HARNESS_SOURCE_DIR) / "tests/fixtures/traces/cpu_gloo", {});
+    const MetricValue& total = metric(cpu, "total_kernel_time");
+    CHECK_FALSE(total.value.has_value());
+    CHECK(total.why.find("not GPU kernels: the trace is host-side") == 0);
 }
