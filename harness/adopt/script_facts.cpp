@@ -193,9 +193,10 @@ void engine(Reader& reader, const BashCommand& command, std::size_t from, const 
     reader.recognized(kind);
     reader.plain_fact("Model-executor.framework.name", vllm ? "vllm" : "sglang", command.line, kind);
     if (kind == "sglang launch_server") {
-        // The harness renders SGLang's bench_one_batch only: a server's load is the card's batch.
-        reader.note(command.line, "sglang.launch_server: the rendered run is sglang.bench_one_batch (no server); "
-                                  "the phase stays the card's");
+        // The card's phase decides: upstream's generated run.sh files start a server for rows whose
+        // contributors ran bench_one_batch (their cards say inference), so the script alone does not.
+        reader.note(command.line, "sglang.launch_server: the phase stays the card's; workload.model.phase: serving "
+                                  "renders sglang.launch_server and sglang.bench_serving, otherwise sglang.bench_one_batch");
     } else {
         reader.plain_fact("workload.model.phase", serve ? "serving" : "inference", command.line, kind);
     }

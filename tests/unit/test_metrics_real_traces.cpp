@@ -201,8 +201,7 @@ TEST_CASE("the whole-trace totals equal tools/total_kernel_time, total_trace_tim
     }
 }
 
-TEST_CASE("coll_call_num counts rank 0's ncclDevKernel_ collectives as the tool does, and every collective by default",
-          "[metrics]") {
+TEST_CASE("coll_call_num counts rank 0's ncclDevKernel_ collectives as the tool does, and every collective by default", "[metrics]") {
     // tests/fixtures/traces/two_ranks: tools/main.py printed total_kernel_time 0.00049,
     // total_trace_time 0.0012 and coll_call_num 3 at 1d257f07b35b; the default classifier also
     // counts rank 0's fourth communication kernel, whose name no ncclDevKernel_ prefix matches.

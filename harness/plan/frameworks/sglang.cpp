@@ -1,6 +1,8 @@
 // SGLang's `python -m sglang.bench_one_batch` (docs/contracts/sglang-<ref>.yaml): how the card's
-// run becomes the bench's options, what it traces, and what it cannot do.
+// run becomes the bench's options, what it traces, and what it cannot do. A serving card goes to
+// sglang_serve.cpp instead.
 #include "plan/frameworks/framework_plan.hpp"
+#include "plan/frameworks/sglang_serve.hpp"
 
 #include <fmt/format.h>
 
@@ -46,24 +48,10 @@ void plan_window(Plan& plan, PlanFindings& findings) {
 
 } // namespace
 
-void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
-    if (!plan.phase.empty() && plan.phase == "training") {
-        findings.problem("workload.model.phase", "training is not supported for sglang (bench_one_batch runs inference)");
-    }
-    set_torch_dtype(plan, findings, "sglang");
-    check_random_prompts(card, findings, "sglang bench_one_batch");
-
-    // bench_one_batch runs tp processes on one node (pp fixed at 1 in load_model); expert
-    // parallelism lives inside the TP group: moe_ep_rank = tp_rank // (tp_size // ep_size).
+void plan_sglang_expert_parallel(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    // Expert parallelism lives inside the TP group, in the bench and the server alike:
+    // moe_ep_rank = tp_rank // (tp_size // ep_size).
     const Parallelism& par = plan.parallelism;
-    const long long dp = par.dp_replicate * par.dp_shard;
-    if (card.has_executor && (dp > 1 || par.pp > 1 || par.cp > 1)) {
-        const char* field = dp > 1 ? "dp_replicate" : par.pp > 1 ? "pp" : "cp";
-        findings.problem(std::string(k_parallel_field) + field,
-                         fmt::format("dp {}, pp {}, cp {} is not supported for sglang bench_one_batch: it runs tp "
-                                     "ranks only (pp_size 1 in load_model)",
-                                     dp, par.pp, par.cp));
-    }
     if (card.has_executor && par.ep > 1 && par.tp % par.ep != 0) {
         findings.problem(std::string(k_parallel_field) + "ep",
                          fmt::format("ep {} does not divide tp {}: sglang's expert groups split the TP group", par.ep, par.tp));
@@ -77,6 +65,31 @@ void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
     const bool expert_parallel = par.ep > 1 && !ignores_ep_size(card, plan);
     set_framework_value(plan, "expert_parallel", expert_parallel ? "true" : "false",
                         expert_parallel ? "--ep-size: experts split across the TP group" : "no --ep-size");
+}
+
+void plan_sglang(const WorkloadCard& card, Plan& plan, PlanFindings& findings) {
+    if (const std::string reason = sglang_serve_reason(card); !reason.empty()) {
+        plan_sglang_serve(card, plan, findings, reason);
+        return;
+    }
+    if (!plan.phase.empty() && plan.phase == "training") {
+        findings.problem("workload.model.phase", "training is not supported for sglang (bench_one_batch runs inference)");
+    }
+    set_torch_dtype(plan, findings, "sglang");
+    check_random_prompts(card, findings, "sglang bench_one_batch");
+
+    // bench_one_batch runs tp processes on one node (pp fixed at 1 in load_model).
+    const Parallelism& par = plan.parallelism;
+    const long long dp = par.dp_replicate * par.dp_shard;
+    if (card.has_executor && (dp > 1 || par.pp > 1 || par.cp > 1)) {
+        const char* field = dp > 1 ? "dp_replicate" : par.pp > 1 ? "pp" : "cp";
+        findings.problem(std::string(k_parallel_field) + field,
+                         fmt::format("dp {}, pp {}, cp {} is not supported for sglang bench_one_batch: it runs tp "
+                                     "ranks only (pp_size 1 in load_model); a serving card (workload.model.phase: "
+                                     "serving) runs sglang.launch_server, which takes --pp-size and --dp-size",
+                                     dp, par.pp, par.cp));
+    }
+    plan_sglang_expert_parallel(card, plan, findings);
 
     if (plan.traces("torch_profiler")) {
         plan_window(plan, findings);
