@@ -4,6 +4,7 @@
 #include "cli/store_hook.hpp"
 #include "util/error.hpp"
 #include "util/home.hpp"
+#include "workflows/run_repeat.hpp"
 #include "workflows/run_workload.hpp"
 
 #include <fmt/format.h>
@@ -14,13 +15,13 @@ namespace harness::cli {
 
 namespace {
 
-int run_run(RunOptions options, const ReportFlags& flags) {
-    const bool quiet = quiet_wanted();
-    options.diagnostics = &std::cerr; // before the run starts, not after it ends
-    options.home = harness_home();
-    const RunOutcome outcome = run_workload(options, progress_stream(flags.json, quiet));
+constexpr int k_max_repeat = 100;
+
+/// One run to its end, recorded in the store; what `run` prints of it is left to the caller.
+RunOutcome run_once(const RunOptions& options, const ReportFlags& flags, bool quiet) {
+    RunOutcome outcome = run_workload(options, progress_stream(flags.json, quiet));
     if (outcome.invalid_input) {
-        return outcome.exit_code;
+        return outcome;
     }
     print_dropped_warnings(outcome.warnings, quiet);
     if (!outcome.run_dir.empty()) {
@@ -31,8 +32,48 @@ int run_run(RunOptions options, const ReportFlags& flags) {
                                  "ccl-harness pack {}\n",
                                  outcome.pack_error, outcome.run_dir.string());
     }
-    print_outcome(flags.json, quiet, format_run_outcome(outcome), run_outcome_to_json(outcome));
-    return outcome.exit_code;
+    return outcome;
+}
+
+int run_run(RunOptions options, const ReportFlags& flags, int repeat) {
+    const bool quiet = quiet_wanted();
+    options.diagnostics = &std::cerr; // before the run starts, not after it ends
+    options.home = harness_home();
+    if (repeat < 1 || repeat > k_max_repeat) {
+        throw input_error(fmt::format("--repeat {}: expected 1 to {} runs", repeat, k_max_repeat));
+    }
+    if (repeat > 1 && (options.reuse || options.detach || options.dry_run)) {
+        throw input_error(fmt::format("--repeat {} with {}: repeats are new runs, each followed to its end", repeat,
+                                      options.reuse    ? "--reuse"
+                                      : options.detach ? "--detach"
+                                                       : "--dry-run"));
+    }
+    if (repeat == 1) {
+        const RunOutcome outcome = run_once(options, flags, quiet);
+        if (!outcome.invalid_input) {
+            print_outcome(flags.json, quiet, format_run_outcome(outcome), run_outcome_to_json(outcome));
+        }
+        return outcome.exit_code;
+    }
+    std::vector<RunOutcome> runs;
+    for (int i = 0; i < repeat; ++i) {
+        progress_stream(flags.json, quiet) << fmt::format("repeat {} of {}\n", i + 1, repeat);
+        RunOutcome outcome = run_once(options, flags, quiet);
+        if (outcome.invalid_input) {
+            return outcome.exit_code;
+        }
+        if (!flags.json && !quiet) {
+            std::cout << format_run_outcome(outcome);
+        }
+        const bool interrupted = outcome.exit_code == k_exit_interrupted;
+        runs.push_back(std::move(outcome));
+        if (interrupted) {
+            break; // Ctrl-C stops the repeats, not only the run
+        }
+    }
+    const RepeatOutcome summary = summarize_repeats(std::move(runs));
+    print_outcome(flags.json, quiet, format_repeat_summary(summary), repeat_outcome_to_json(summary));
+    return summary.exit_code;
 }
 
 } // namespace
@@ -40,6 +81,7 @@ int run_run(RunOptions options, const ReportFlags& flags) {
 void add_run(CLI::App& sub, Action& action) {
     auto options = std::make_shared<RunOptions>();
     auto flags = std::make_shared<ReportFlags>();
+    auto repeat = std::make_shared<int>(1);
     sub.add_option("card", options->card, "workload card")->required();
     add_cluster_option(sub, options->cluster, "launch.cluster, else from xpu_spec.model");
     auto set_paths = std::make_shared<OverridePaths>();
@@ -58,6 +100,9 @@ void add_run(CLI::App& sub, Action& action) {
                  "Slurm: let the scheduler requeue the job when a node fails (default: the run ends with the scheduler's reason)");
     sub.add_flag("--detach", options->detach,
                  "Slurm: return once the job is submitted; `ccl-harness attach RUN_DIR` follows it to the end later");
+    sub.add_option("--repeat", *repeat,
+                   "run the card N times (each its own run directory and bundle) and end with the spread of the headline "
+                   "metrics over the runs: mean, stdev, min, max (1 to 100)");
     sub.add_flag("--reuse", options->reuse,
                  "do not run again what already completed: an earlier run in the results store rendered byte for byte "
                  "alike (same effective card, cluster, image, pinned source commit and templates), whose bundle verifies, "
@@ -85,6 +130,9 @@ void add_run(CLI::App& sub, Action& action) {
         "Slurm: --detach, or a hangup (SIGHUP: the SSH session dropped), leaves the job running and the run\n"
         "submitted or running; `ccl-harness attach RUN_DIR` takes it to the end (--json adds detached_job, attach).\n"
         "Every run is recorded in the per-user results store (see `results --help`; CCL_HARNESS_STORE=none turns it off).\n"
+        "--repeat N runs it N times and ends with each headline metric's mean, stdev, min and max over the\n"
+        "completed runs (--json: {runs: [the keys below], completed, spread {METRIC: {runs, mean, stdev, min, max}},\n"
+        "exit_code}, the first failed run's exit code).\n"
         "--reuse looks there first: a completed run whose rendered files are the same bytes (render key) and whose\n"
         "bundle verifies is returned as this run's result, and nothing runs (--json reused: true).\n"
         "Exit status: 0 completed or detached, 1 failed or timed out, 2 invalid input, 130 interrupted (Ctrl-C).\n"
@@ -109,11 +157,11 @@ void add_run(CLI::App& sub, Action& action) {
         "  ccl-harness run workloads/qwen3-4b-torchtitan-perlmutter/qwen3-4b-torchtitan-perlmutter.yaml --dry-run "
         "--set launch.account=m1234");
     add_report_flags(sub, *flags);
-    sub.callback([options, flags, set_paths, results, &action] {
-        action = [options, flags, set_paths, results] {
+    sub.callback([options, flags, set_paths, results, repeat, &action] {
+        action = [options, flags, set_paths, results, repeat] {
             set_paths->check(options->overrides);
             apply_results_default(results, options->results);
-            return run_run(*options, *flags);
+            return run_run(*options, *flags, *repeat);
         };
     });
 }

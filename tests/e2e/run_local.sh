@@ -102,4 +102,21 @@ expect_status 2 "strict check before running" -- "$CCL_HARNESS" run workloads/ti
     --set Model-executor.model_plan_parallelization.dp_replicate=3
 [ "$(ls "$results" | wc -l)" -eq "$before" ] && pass || fail "a refused card created a run directory"
 
+# run --repeat N: N runs of the card, each its own run directory and bundle, and the spread of the
+# headline metrics over them.
+"$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local --results "$SCRATCH/repeat" --repeat 2 --json \
+    >"$SCRATCH/repeat.json" 2>"$SCRATCH/repeat.err" && pass || fail "run --repeat 2: $(tail -5 "$SCRATCH/repeat.err")"
+expect_json "$SCRATCH/repeat.json" '(len(j["runs"]), j["completed"], j["exit_code"])' "(2, 2, 0)"
+expect_json "$SCRATCH/repeat.json" 'len({r["run_dir"] for r in j["runs"]})' 2
+expect_json "$SCRATCH/repeat.json" \
+    'all(s["min"] <= s["mean"] <= s["max"] and s["runs"] == 2 for s in j["spread"].values()) and "avg_step_time" in j["spread"]' True
+expect_eq "two bundles" 2 "$(ls "$SCRATCH"/repeat/*.tar.zst | grep -c .)"
+expect_status 0 "the summary in words" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local \
+    --results "$SCRATCH/repeat" --repeat 2
+expect_output "the spread" "avg_step_time over 2 runs: mean"
+expect_status 2 "--repeat 0" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --repeat 0
+expect_output "says the range" "--repeat 0: expected 1 to 100 runs"
+expect_status 2 "--repeat with --reuse" -- "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --repeat 2 --reuse
+expect_output "says why" "repeats are new runs"
+
 finish
