@@ -77,7 +77,7 @@ expect_json "$SCRATCH/metrics.json" "[round(j['metrics'][m]['value'], 9) for m i
     "[0.219726905, 0.012300029]" "metrics --json: the tools' values for rank 0"
 expect_json "$SCRATCH/metrics.json" \
     "sorted(m for m, v in j['metrics'].items() if v['value'] is not None and any(n.startswith('partial: ') for n in v.get('notes', [])))" \
-    "['avg_step_time', 'collective_volume', 'communication_fraction', 'compute_comm_overlap', 'mfu', 'total_communication_time']" \
+    "['avg_step_time', 'collective_volume', 'communication_fraction', 'compute_comm_overlap', 'mfu', 'total_communication_time', 'total_kernel_time', 'total_trace_time']" \
     "every computed metric says it is over the traced ranks"
 
 # 4. Bad input: one clear error, exit 2, nothing written.

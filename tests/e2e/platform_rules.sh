@@ -77,10 +77,11 @@ copy "$vllm_tpu" one-pass
 sed -i 's/vllm bench latency "\${args\[@\]}" "\${profile_args\[@\]}"/& "${timed_args[@]}"/' "$SCRATCH/one-pass/remote.sh"
 broken one_json_per_timed_pass "$vllm_tpu" "$SCRATCH/one-pass" "vLLM TPU's profiled pass writing the JSON"
 
-# The serving cards' dataset is what runs: another one is refused where it is written.
+# The serving cards' dataset is what runs: another one is refused where it is written (c4: no
+# engine here reads it; WikiText a vLLM GPU card serves as prompts the job writes).
 for card in qwen3-4b-vllm-perlmutter "$sglang" "$vllm_tpu"; do
-    expect_status 2 "$card with dataset wikitext" -- "$CCL_HARNESS" validate --strict "workloads/$card/$card.yaml" \
-        --set workload.data.dataset=wikitext
+    expect_status 2 "$card with dataset c4" -- "$CCL_HARNESS" validate --strict "workloads/$card/$card.yaml" \
+        --set workload.data.dataset=c4
     expect_output "$card: the dataset's field" "workload.data.dataset"
     expect_output "$card: why" "random token prompts"
 done
