@@ -217,6 +217,8 @@ expect_output "the run ends with its headline metrics" "  metrics: avg_step_time
 bundles=("$base"/results/tiny-ddp-*.tar.zst)
 [ -f "${bundles[0]}" ] && pass || fail "no bundle in $base/results"
 expect_status 0 "verify the bundle" -- in_user_dir "$exe" verify "${bundles[0]}"
+expect_status 0 "the run is in the user's results store" -- in_user_dir "$exe" results list --where card=tiny-ddp
+expect_output "one run, recorded as it ended" "1 run"
 
 expect_status 0 "pip uninstall" -- in_user_dir "$venv/bin/pip" uninstall -y ccl-harness
 # pip removes the files it installed; folders left empty by data files stay (pip's way with them).
@@ -240,7 +242,9 @@ expect_status 0 "the user's .local/bin/ccl-harness on PATH finds .local/share/cc
     in_user_dir env PATH="$user_home/.local/bin:/usr/bin:/bin" ccl-harness -v validate --strict "$user_home/.local/share/ccl-harness/workloads/tiny-ddp/tiny-ddp.yaml"
 expect_output "the user home named" "harness home $user_home/.local/share/ccl-harness"
 expect_status 0 "pip uninstall --user" -- in_user_dir "${user_pip[@]}" uninstall -y "${break_system[@]}" ccl-harness
-left=$(find "$user_home/.local" -type f)
+# The results store the runs above recorded (${XDG_DATA_HOME:-~/.local/share}/ccl-harness/results.db)
+# is the user's data, not the package's: it stays, as pip leaves every file it did not install.
+left=$(find "$user_home/.local" -type f ! -path "$user_home/.local/share/ccl-harness/results.db*")
 [ -z "$left" ] && pass || fail "pip uninstall left in ~/.local: $left"
 
 finish
