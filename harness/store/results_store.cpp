@@ -217,6 +217,11 @@ std::string since_bound(const std::string& since) {
 
 } // namespace
 
+bool store_turned_off() {
+    const char* env = std::getenv("CCL_HARNESS_STORE");
+    return env != nullptr && std::string(env) == "none";
+}
+
 fs::path default_store_path(const fs::path& explicit_path) {
     if (!explicit_path.empty()) {
         return explicit_path;
@@ -492,7 +497,7 @@ std::string record_in_default_store(const std::vector<fs::path>& run_dirs) {
     if (run_dirs.empty()) {
         return {};
     }
-    if (const char* env = std::getenv("CCL_HARNESS_STORE"); env && std::string(env) == "none") {
+    if (store_turned_off()) {
         return {};
     }
     try {

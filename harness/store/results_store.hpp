@@ -20,6 +20,9 @@ constexpr int k_schema_version = 1;
 /// `explicit_path`, else $CCL_HARNESS_STORE, else ${XDG_DATA_HOME:-~/.local/share}/ccl-harness/results.db.
 fs::path default_store_path(const fs::path& explicit_path);
 
+/// $CCL_HARNESS_STORE=none: commands neither record their runs nor reuse one from the store.
+bool store_turned_off();
+
 struct IndexCounts {
     int added = 0;
     int updated = 0;

@@ -5,22 +5,22 @@
 #include "store/results_store.hpp"
 #include "util/error.hpp"
 
-#include <cstdlib>
 #include <fmt/format.h>
+#include <memory>
 
 namespace harness {
 
 std::optional<RunOutcome> reuse_earlier_run(const RenderedRun& run, const std::string& card, const std::string& target,
                                             std::ostream& out) {
-    if (const char* env = std::getenv("CCL_HARNESS_STORE"); env && std::string(env) == "none") {
+    if (store::store_turned_off()) {
         out << "reuse: the results store is turned off ($CCL_HARNESS_STORE=none): running\n";
         return std::nullopt;
     }
     const std::string key = render_key(run);
     std::vector<store::RunRow> rows;
-    fs::path store_path;
+    std::unique_ptr<store::ResultsStore> db; // opened once: the rows, then the reused run's metrics
     try {
-        store_path = store::default_store_path({});
+        const fs::path store_path = store::default_store_path({});
         std::error_code ec;
         if (!fs::exists(store_path, ec)) {
             out << fmt::format("reuse: no results store at {} yet: running\n", store_path.string());
@@ -29,7 +29,8 @@ std::optional<RunOutcome> reuse_earlier_run(const RenderedRun& run, const std::s
         store::ListQuery query;
         query.render_key = key;
         query.where.push_back({"state", "completed"});
-        rows = store::ResultsStore(store_path).list(query);
+        db = std::make_unique<store::ResultsStore>(store_path);
+        rows = db->list(query);
     } catch (const HarnessError& e) {
         out << fmt::format("reuse: the results store cannot be read ({}): running\n", e.what());
         return std::nullopt;
@@ -59,7 +60,7 @@ std::optional<RunOutcome> reuse_earlier_run(const RenderedRun& run, const std::s
         outcome.state = RunState::completed;
         outcome.reused = true;
         outcome.bundle = PackedBundle{row->bundle_path, row->bundle_sha256, 0};
-        if (const auto shown = store::ResultsStore(store_path).show(row->run_id)) {
+        if (const auto shown = db->show(row->run_id)) {
             const Json* metrics = shown->find("metrics");
             for (const char* name : k_headline_metrics) {
                 const Json* metric = metrics != nullptr ? metrics->find(name) : nullptr;
