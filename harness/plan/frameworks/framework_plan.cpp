@@ -44,6 +44,20 @@ void set_torch_dtype(Plan& plan, PlanFindings& findings, const std::string& fram
     }
 }
 
+void check_one_node_server(const WorkloadCard& card, const Plan& plan, PlanFindings& findings, const std::string& server,
+                           const std::string& multi_node) {
+    if (card.has_executor && plan.nodes > 1) {
+        findings.problem("workload.hardware.xpu_spec.total_count",
+                         fmt::format("{} nodes: the rendered {} runs on one node (tp × pp × dp = {} GPUs); a multi-node "
+                                     "server ({}) is not rendered",
+                                     plan.nodes, server, plan.world_size, multi_node));
+    }
+    if (card.has_executor && plan.parallelism.cp > 1) {
+        findings.problem(std::string(k_parallel_field) + "cp",
+                         fmt::format("cp {} is not supported for {}: it runs tp × pp × dp only", plan.parallelism.cp, server));
+    }
+}
+
 void check_random_prompts(const WorkloadCard& card, PlanFindings& findings, const std::string& bench) {
     const std::string dataset = to_lower(trim(card.dataset));
     const bool random = dataset.empty() || dataset == "random" || dataset == "synthetic" || dataset == "dummy" ||

@@ -42,6 +42,12 @@ void set_torch_dtype(Plan& plan, PlanFindings& findings, const std::string& fram
 /// is a problem at workload.data.dataset. `bench` names the benchmark in the message.
 void check_random_prompts(const WorkloadCard& card, PlanFindings& findings, const std::string& bench);
 
+/// A rendered server (vllm serve, sglang.launch_server) runs tp × pp × dp on one node: more nodes
+/// are a problem at total_count (`multi_node` names the server's options that would span them),
+/// and cp > 1 one at cp. `server` names it in the messages.
+void check_one_node_server(const WorkloadCard& card, const Plan& plan, PlanFindings& findings, const std::string& server,
+                           const std::string& multi_node);
+
 /// The card's precision as the activation dtype a JAX/XLA run on TPU takes (any case): bf16 or
 /// none -> bfloat16, fp32 -> float32; empty for anything else (a problem for the caller).
 std::string xla_dtype_name(const std::string& precision);

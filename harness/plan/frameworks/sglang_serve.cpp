@@ -89,16 +89,7 @@ void plan_sglang_serve(const WorkloadCard& card, Plan& plan, PlanFindings& findi
     const Parallelism& par = plan.parallelism;
     const long long dp = par.dp_replicate * par.dp_shard;
     set_framework_value(plan, "dp_size", std::to_string(dp), "dp_replicate × dp_shard: --dp-size, one scheduler per replica");
-    if (card.has_executor && plan.nodes > 1) {
-        findings.problem("workload.hardware.xpu_spec.total_count",
-                         fmt::format("{} nodes: the rendered sglang.launch_server runs on one node (tp × pp × dp = {} "
-                                     "GPUs); a multi-node server (--nnodes, --dist-init-addr) is not rendered",
-                                     plan.nodes, plan.world_size));
-    }
-    if (card.has_executor && par.cp > 1) {
-        findings.problem(std::string(k_parallel_field) + "cp",
-                         fmt::format("cp {} is not supported for sglang.launch_server: it runs tp × pp × dp only", par.cp));
-    }
+    check_one_node_server(card, plan, findings, "sglang.launch_server", "--nnodes, --dist-init-addr");
     plan_sglang_expert_parallel(card, plan, findings);
     if (plan.batch_size > 0) {
         set_framework_value(plan, "max_running_requests", std::to_string(plan.batch_size),

@@ -222,16 +222,7 @@ void plan_vllm_serve(const WorkloadCard& card, Plan& plan, PlanFindings& finding
     const Parallelism& par = plan.parallelism;
     const long long dp = par.dp_replicate * par.dp_shard;
     set_framework_value(plan, "data_parallel_size", std::to_string(dp), "dp_replicate × dp_shard: one engine per replica");
-    if (card.has_executor && plan.nodes > 1) {
-        findings.problem("workload.hardware.xpu_spec.total_count",
-                         fmt::format("{} nodes: the rendered vllm serve runs on one node (tp × pp × dp = {} GPUs); "
-                                     "a multi-node server (--data-parallel-address, headless engines) is not rendered",
-                                     plan.nodes, plan.world_size));
-    }
-    if (card.has_executor && par.cp > 1) {
-        findings.problem(std::string(k_parallel_field) + "cp",
-                         fmt::format("cp {} is not supported for vllm serve: it runs tp × pp × dp only", par.cp));
-    }
+    check_one_node_server(card, plan, findings, "vllm serve", "--data-parallel-address, headless engines");
     plan_vllm_expert_parallel(card, plan, findings, dp);
     // json and nsys together: CUPTI takes one subscriber, so the job serves twice (a torch.profiler
     // pass, then an Nsight Systems pass whose client result is the run's): templates/common/vllm_serve.mustache.
