@@ -172,6 +172,8 @@ job=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' "$SCRATCH/twice.log")
 rm -f "$calls"
 kill -INT "$harness"
 wait_for "$SCRATCH/twice.log" "Ctrl-C again to stop waiting" 10 && pass || fail "the wait is not said: $(cat "$SCRATCH/twice.log")"
+# The wait is said before scancel runs (executor_slurm.cpp's cancelling event): wait for the call.
+wait_for "$calls" "scancel.*\[$job\]" 10 || true
 expect_eq "the first Ctrl-C ran scancel with the job after --" "scancel [--] [$job]" "$(cat "$calls" 2>/dev/null)"
 sleep 3
 scontrol show job "$job" | grep -q "JobState=RUNNING" && pass || fail "job $job is not running after the stub scancel"
