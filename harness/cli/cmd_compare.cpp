@@ -90,8 +90,9 @@ void add_compare(CLI::App& sub, Action& action) {
                "exposed = total_communication_time - overlapped, compute = avg_step_time - exposed.\n"
                "Card differences: every card field (dotted path, list items by index) whose value is not the same in\n"
                "every input; trace_url is not compared (it names the bundle itself).\n"
-               "A results directory stands for its completed runs and its sweeps' points; --card, --target, --since and\n"
-               "--until narrow those as they narrow `status` (a run or bundle named on its own is always compared);\n"
+               "A results directory stands for its completed runs and its sweeps' points; --card, --target, --since,\n"
+               "--until and --where narrow those as they narrow `status` (a run or bundle named on its own is always\n"
+               "compared);\n"
                "how many they left out is said (not_matching in --json).\n"
                "A bundle whose files do not match its manifest is refused (run `ccl-harness verify` on it).\n"
                "--against references.yaml holds each run to its workload's references (docs/references.md):\n"
@@ -112,6 +113,7 @@ void add_compare(CLI::App& sub, Action& action) {
                "  ccl-harness compare results/*.tar.zst\n"
                "  ccl-harness compare results/run-a results/run-b --html compare.html\n"
                "  ccl-harness compare results --card 'tiny-ddp*' --since 1d\n"
+               "  ccl-harness compare results --where workload.data.batch_size=8\n"
                "  ccl-harness compare results/tiny-ddp-sweep-20261123T021839Z --html sweep.html\n"
                "  ccl-harness compare results --card 'tiny-ddp*' --since 1d --against references.yaml");
     sub.callback([options, &action] { action = [options] { return run_compare(*options); }; });

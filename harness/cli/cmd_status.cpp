@@ -54,8 +54,10 @@ void add_status(CLI::App& sub, Action& action) {
                "--json keys: runs [{id, dir, sweep, state, card, target, start, end, duration_s, bundle, avg_step_time,\n"
                "compute_comm_overlap, problem, failure_class | null, failure_evidence | null, overrides}], sweeps [{id, dir,\n"
                "card, points, states, problem}], total_runs.\n"
-               "Filters (--state, --card, --target, --since, --until) keep the runs that match all of them, and the\n"
-               "sweeps with a matching run; the last line says how many of how many matched (total_runs in --json).\n"
+               "Filters (--state, --card, --target, --since, --until, --where) keep the runs that match all of them, and\n"
+               "the sweeps with a matching run; the last line says how many of how many matched (total_runs in --json).\n"
+               "--where reads each run's effective card and run.json by the results store's rules (docs/results.md),\n"
+               "from the directories themselves: no store needs to hold them.\n"
                "`compare` takes the same filters.\n"
                "Exit status: 0, 2 when RESULTS_DIR is not a directory or a filter's value is not valid.\n"
                "Examples:\n"
@@ -63,6 +65,7 @@ void add_status(CLI::App& sub, Action& action) {
                "  ccl-harness status /scratch/results --json\n"
                "  ccl-harness status --state failed,timeout --since 2d\n"
                "  ccl-harness status --card 'qwen3-*' --target perlmutter\n"
+               "  ccl-harness status --where Model-executor.framework.name=vllm --where workload.hardware.xpu_spec.total_count=4\n"
                "  ccl-harness status results/tiny-ddp-sweep-20261123T021839Z");
     sub.callback([options, results, &action] {
         action = [options, results] {

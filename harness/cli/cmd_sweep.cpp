@@ -47,6 +47,9 @@ void add_sweep(CLI::App& sub, Action& action) {
                    "NAME: the value of environment variable NAME is a secret, scrubbed from everything the run writes and "
                    "prints, although its name does not say so (repeatable)");
     sub.add_option("--git-cache", options->git_cache, "where clones of launch.source repos are kept");
+    sub.add_flag("--reuse", options->reuse,
+                 "a point rendered byte for byte as an earlier completed run (in the results store) with a verified bundle "
+                 "is not run again: that run is its result (as run --reuse)");
     sub.add_option(
            "--max-points", options->max_points,
            fmt::format("refuse a sweep of more points than this (default {}); counted before any is built", k_sweep_max_points))
@@ -63,10 +66,13 @@ void add_sweep(CLI::App& sub, Action& action) {
                "The tasks are followed together (one scontrol call per array per poll) and each point is\n"
                "finished as a run when its task ends; sweep.json records each task (job_id, slurm_state).\n"
                "--resume submits a new array for the points not completed. Local points run one after another.\n"
+               "--reuse looks each point up in the results store first, as `run --reuse` does: a point reused is\n"
+               "completed at once with the earlier run's directory and bundle (reused: true in sweep.json); on\n"
+               "Slurm it never joins the job array. Points with nothing alike run as usual.\n"
                "Exit status: 0 every runnable point completed, 1 some failed, 2 invalid input or no point\n"
                "passes the check, 130 interrupted (Ctrl-C; the current point is recorded as cancelled).\n"
                "--json keys: sweep_id, sweep_dir, card, dry_run, interrupted, exit_code, points [{overrides, state, reason, run_dir, "
-               "bundle, exit_code, job_id, slurm_state}] (as in sweep.json); with --dry-run of a new sweep also points[].bill "
+               "bundle, exit_code, job_id, slurm_state, reused}] (as in sweep.json); with --dry-run of a new sweep also points[].bill "
                "(as `run --help` documents preview.bill; null for a skipped or non-Slurm point) and bill_total {node_hours, "
                "allocation_hours (null when a point's charge factor is unknown)} | null (no point on Slurm).\n"
                "Slurm --dry-run: each point's node-hours (nodes x time limit: the most it can charge) and their sum.\n"

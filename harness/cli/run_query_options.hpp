@@ -1,6 +1,6 @@
 #pragma once
-// --state, --card, --target, --since, --until: the run query `status` and `compare` spell the
-// same way (one owner, so their help cannot drift).
+// --state, --card, --target, --since, --until, --where: the run query `status` and `compare`
+// spell the same way (one owner, so their help cannot drift).
 #include "workflows/run_query.hpp"
 
 #include <CLI/CLI.hpp>

@@ -67,17 +67,40 @@ std::optional<std::time_t> checked_time(const char* option, const std::string& t
 
 bool glob_matches(const std::string& pattern, const std::string& text) { return fnmatch(pattern.c_str(), text.c_str(), 0) == 0; }
 
+/// --where over one run directory, by the store's rules: the run recorded in a store in memory
+/// (not the user's, which may not hold it: the directories are the truth) and listed with the
+/// clauses. One owner of what `tp=4` means, whether `results list` or `status` asks.
+bool where_holds(const std::vector<store::WhereClause>& where, const std::string& run_dir) {
+    try {
+        store::ResultsStore memory(":memory:");
+        if (memory.record({fs::path(run_dir)}).added == 0) {
+            return false;
+        }
+        store::ListQuery query;
+        query.where = where;
+        return !memory.list(query).empty();
+    } catch (const HarnessError&) {
+        return false; // records the store cannot read answer no field
+    }
+}
+
 } // namespace
 
-bool RunQuery::empty() const { return states.empty() && card.empty() && target.empty() && since.empty() && until.empty(); }
+bool RunQuery::empty() const {
+    return states.empty() && card.empty() && target.empty() && since.empty() && until.empty() && where.empty();
+}
 
 ParsedRunQuery parse_run_query(const RunQuery& query, std::time_t now) {
-    ParsedRunQuery parsed{query, checked_time("--since", query.since, now, false), checked_time("--until", query.until, now, true)};
+    ParsedRunQuery parsed{
+        query, checked_time("--since", query.since, now, false), checked_time("--until", query.until, now, true), {}};
     const std::vector<std::string> known = state_names();
     for (const std::string& state : query.states) {
         if (std::find(known.begin(), known.end(), state) == known.end()) {
             throw input_error(fmt::format("--state {}: no run has this state; one of: {}", state, join(known, ", ")));
         }
+    }
+    for (const std::string& clause : query.where) {
+        parsed.where.push_back(store::parse_where(clause));
     }
     if (parsed.since && parsed.until && *parsed.until < *parsed.since) {
         throw input_error(fmt::format("--until {} is before --since {}: no run can match", query.until, query.since));
@@ -102,7 +125,7 @@ bool run_matches(const ParsedRunQuery& query, const RunSummary& run) {
             return false;
         }
     }
-    return true;
+    return query.where.empty() || where_holds(query.where, run.dir);
 }
 
 ResultsStatus filter_status(const ResultsStatus& status, const ParsedRunQuery& query) {
@@ -118,7 +141,7 @@ ResultsStatus filter_status(const ResultsStatus& status, const ParsedRunQuery& q
         }
     }
     const RunQuery& q = query.query;
-    const bool card_only = q.states.empty() && q.target.empty() && q.since.empty() && q.until.empty();
+    const bool card_only = q.states.empty() && q.target.empty() && q.since.empty() && q.until.empty() && q.where.empty();
     for (const SweepSummary& sweep : status.sweeps) {
         // A sweep's card is its file name; a run's is the name derived from it.
         const std::string card = fs::path(sweep.card).stem().string();
@@ -146,6 +169,9 @@ std::string describe_query(const RunQuery& query, std::size_t matched, std::size
     add("--target", query.target);
     add("--since", query.since);
     add("--until", query.until);
+    for (const std::string& clause : query.where) {
+        parts.push_back("--where " + clause);
+    }
     return fmt::format("{} of {} run{} match {}", matched, total, total == 1 ? "" : "s", join(parts, " "));
 }
 

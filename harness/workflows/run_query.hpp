@@ -1,7 +1,8 @@
 #pragma once
 // Which runs of a results directory `status` lists and `compare` reads: by state, card name,
-// target and start time. One query, so that `compare results/ --card X --since 1d` compares
-// exactly the runs `status results/ --card X --since 1d` lists.
+// target, start time and card fields. One query, so that `compare results/ --card X --since 1d`
+// compares exactly the runs `status results/ --card X --since 1d` lists.
+#include "store/results_store.hpp"
 #include "workflows/run_status.hpp"
 
 #include <ctime>
@@ -17,6 +18,9 @@ struct RunQuery {
     std::string target;              ///< the cluster profile's name, exactly
     std::string since;               ///< as given: 2026-11-27, 2026-11-27T10:00:00Z, or 90m / 6h / 2d before now
     std::string until;               ///< as `since`
+    /// FIELD=VALUE, all must hold: as `results list --where` (a run column or a dotted path into
+    /// the effective card), decided by the results store's own rows (store/results_store.hpp).
+    std::vector<std::string> where;
 
     bool empty() const;
 };
@@ -26,6 +30,7 @@ struct ParsedRunQuery {
     RunQuery query;
     std::optional<std::time_t> since;
     std::optional<std::time_t> until;
+    std::vector<store::WhereClause> where;
 };
 
 /// Checks every value (a state name that no run can have, a time in none of the three forms)
@@ -33,7 +38,8 @@ struct ParsedRunQuery {
 ParsedRunQuery parse_run_query(const RunQuery& query, std::time_t now);
 
 /// Whether a run `status` summarized matches: every given filter holds. A run whose start time
-/// cannot be read matches no time filter.
+/// cannot be read matches no time filter; one whose records the store cannot read matches no
+/// --where.
 bool run_matches(const ParsedRunQuery& query, const RunSummary& run);
 
 /// `status` narrowed to the matching runs; a sweep stays when one of its runs matches (or, with

@@ -222,7 +222,9 @@ RunOutcome run_workload(const RunOptions& options, std::ostream& out) {
     }
     parse_time_limit(plan.time_limit); // a limit the executor could not keep is refused, dry run or not
     const RenderedRun run = render_run(card, cluster, plan, home);
-    if (options.reuse && !options.stage_only) {
+    // A sweep's Slurm points are staged first (stage_only): a point reused here is settled and
+    // never joins the job array.
+    if (options.reuse) {
         if (std::optional<RunOutcome> reused = reuse_earlier_run(run, card.name(), target, out)) {
             reused->diagnostics = invalid.diagnostics;
             reused->warnings = warnings;

@@ -181,6 +181,7 @@ Json sweep_point_to_json(const SweepPoint& point) {
     entry["exit_code"] = point.exit_code ? Json(*point.exit_code) : Json();
     entry["job_id"] = point.job_id;
     entry["slurm_state"] = point.slurm_state;
+    entry["reused"] = point.reused;
     return entry;
 }
 
@@ -221,6 +222,8 @@ SweepRecord SweepRecord::from_json(const Json& json, const std::string& file) {
         point.bundle = entry.string_or("bundle");
         point.job_id = entry.string_or("job_id");
         point.slurm_state = entry.string_or("slurm_state");
+        const Json* reused = entry.find("reused");
+        point.reused = reused != nullptr && reused->is_bool() && reused->as_bool();
         const Json* code = entry.find("exit_code");
         if (code != nullptr && code->is_int()) {
             point.exit_code = static_cast<int>(code->as_int());
@@ -365,6 +368,7 @@ RunOptions point_run_options(const SweepRecord& record, const fs::path& dir, con
     run.secret_names = options.secret_names;
     run.git_cache = options.git_cache;
     run.home = options.home;
+    run.reuse = options.reuse;
     return run;
 }
 
@@ -377,6 +381,7 @@ void settle_point(SweepPoint& point, const RunOutcome& ran, const std::string& e
         point.run_dir = ran.run_dir.string();
         point.bundle = ran.bundle ? ran.bundle->path.string() : "";
         point.reason = ran.reason;
+        point.reused = ran.reused;
         if (!ran.pack_error.empty()) {
             point.reason = "packing failed: " + ran.pack_error;
             out << fmt::format("ccl-harness: error: {}\n", terminal_text(point.reason, true));
@@ -419,7 +424,7 @@ void run_points_in_turn(SweepRecord& record, const fs::path& dir, const SweepOpt
         }
         ++index;
         out << fmt::format("sweep {}: point {}/{}: {}\n", record.id, index, runnable, point_label(point));
-        point = SweepPoint{point.overrides, PointState::running, "", "", "", std::nullopt, "", ""};
+        point = SweepPoint{point.overrides, PointState::running, "", "", "", std::nullopt, "", "", false};
         record.save(dir);
 
         RunOutcome ran;
@@ -620,6 +625,8 @@ std::string format_sweep_outcome(const SweepOutcome& outcome) {
     for (const auto& point : outcome.points) {
         if (point.state == PointState::failed) {
             text += fmt::format("  failed: {}: {}\n", point_label(point), terminal_text(point.reason));
+        } else if (point.reused) {
+            text += fmt::format("  reused: {}: {}\n", point_label(point), terminal_text(point.run_dir));
         }
     }
     if (outcome.interrupted) {

@@ -53,6 +53,9 @@ struct SweepPoint {
     std::optional<int> exit_code;
     std::string job_id;      ///< on Slurm: the array task, "<array>_<index>" (the index is the point's)
     std::string slurm_state; ///< on Slurm: the task's last JobState
+    /// sweep --reuse: an earlier completed run rendered alike is the point's result (run_dir and
+    /// bundle are that run's, wherever it lives); nothing ran for it.
+    bool reused = false;
 };
 
 /// sweep.json.
@@ -89,6 +92,7 @@ struct SweepOptions {
     std::uint64_t max_points = k_sweep_max_points; ///< more points is an input error
     std::uint64_t max_parallel = 0;                ///< Slurm: at most this many array tasks at once (--array=...%K); 0 no limit
     fs::path home;                                 ///< the harness home: templates, profiles (the command line reads it once)
+    bool reuse = false;                            ///< each point as `run --reuse` (workflows/run_reuse.hpp)
 };
 
 /// What a sweep did: the same points sweep.json records.

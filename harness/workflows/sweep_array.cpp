@@ -61,7 +61,7 @@ StagedPoints stage_points(SweepRecord& record, const fs::path& dir, const SweepO
         if (point.state != PointState::pending || interrupt_signal() != 0) {
             continue;
         }
-        point = SweepPoint{point.overrides, PointState::pending, "", "", "", std::nullopt, "", ""};
+        point = SweepPoint{point.overrides, PointState::pending, "", "", "", std::nullopt, "", "", false};
         out << fmt::format("sweep {}: rendering point {}: {}\n", record.id, index, point_label(point));
         RunOptions run = point_run_options(record, dir, options, point);
         run.stage_only = true;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # `ccl-harness sweep` and `ccl-harness status` on this machine, for real: tiny-ddp over a 2x2
 # matrix with one point failing at run time and points skipped by validate --strict, then a
-# sweep stopped with Ctrl-C and finished with --resume. Bad input first: it must write nothing.
+# sweep stopped with Ctrl-C and finished with --resume, and sweeps that --reuse its points. Bad
+# input first: it must write nothing.
 source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 results="$SCRATCH/results"
@@ -92,6 +93,29 @@ completed_runs=$(for d in "$sweep"/*/; do run_json "$d" 'r["state"]'; done | gre
 expect_status 0 "a finished sweep resumes to nothing" -- "$CCL_HARNESS" sweep --resume "$sweep"
 expect_output "nothing to resume" "resuming 0 point(s)"
 
+# 3b. --reuse: points rendered alike as completed runs in the results store (lib.sh's
+#     CCL_HARNESS_STORE; the sweeps above recorded their points) run nothing and take those runs'
+#     directories and bundles; a point with nothing alike runs.
+first_sweep=$sweep
+expect_status 0 "sweep --reuse of finished points" -- "$CCL_HARNESS" sweep $card --vary launch.steps=10,11,12 \
+    --results "$results" --reuse --json
+reused_sweep=$(latest_sweep)
+expect_json "$reused_sweep/sweep.json" '[(p["state"], p["reused"]) for p in j["points"]]' \
+    "[('completed', True), ('completed', True), ('completed', True)]" "--reuse: every point reused"
+expect_eq "--reuse: no run directory in the new sweep" 0 "$(find "$reused_sweep" -mindepth 1 -type d | wc -l)"
+expect_json "$reused_sweep/sweep.json" "all(p['run_dir'].startswith('${first_sweep%/}/') for p in j['points'])" True \
+    "--reuse: the points name the earlier sweep's runs"
+expect_output "--reuse: --json says so" '"reused": true'
+expect_status 0 "sweep --reuse, one point new" -- "$CCL_HARNESS" sweep $card --vary launch.steps=12,13 --results "$results" --reuse
+expect_output "--reuse: the reused point is named" "reused: launch.steps=12"
+mixed_sweep=$(latest_sweep)
+expect_json "$mixed_sweep/sweep.json" '[(p["state"], p["reused"]) for p in j["points"]]' \
+    "[('completed', True), ('completed', False)]" "--reuse: only the new point ran"
+expect_eq "--reuse: one run directory, the new point's" 1 "$(find "$mixed_sweep" -mindepth 1 -maxdepth 1 -type d | wc -l)"
+bundle=$(sweep_json "$mixed_sweep" 's["points"][0]["bundle"]')
+expect_status 0 "--reuse: the reused point's bundle verifies" -- "$CCL_HARNESS" verify "$bundle"
+rm -rf "$reused_sweep" "$mixed_sweep"
+
 # 4. status lists the runs (inside the sweeps) and the sweeps.
 expect_status 0 "status" -- "$CCL_HARNESS" status "$results"
 expect_output "sweep row" "$(basename "$sweep")"
@@ -108,6 +132,18 @@ assert len(runs) == 4, [r["state"] for r in d["runs"]]
 assert all(r["bundle"].endswith(".tar.zst") and r["duration_s"] is not None for r in runs)
 assert any(r["avg_step_time"] is not None for r in runs)
 PY
+# --where reads each run's effective card (the results store's rules, from the directories).
+# (The Ctrl-C above may leave a cancelled run of 11 steps beside the completed one.)
+expect_status 0 "status --where a card field" -- "$CCL_HARNESS" status "$results" --where launch.steps=11 --where state=completed
+expect_output "--where keeps the one run with the values" "1 of "
+expect_output "--where is said" "match --where launch.steps=11 --where state=completed"
+expect_output "--where keeps its sweep" "$(basename "$sweep")"
+# Two completed runs of 12 steps: section 2's train.py point and section 3's third point.
+expect_status 0 "compare --where" -- "$CCL_HARNESS" compare "$results" --where launch.steps=12 --where state=completed --json
+/usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d["runs"]) == 2 and d["not_matching"] >= 3, d' "$OUT" &&
+    pass || fail "compare --where: $OUT"
+expect_status 2 "status --where without a value" -- "$CCL_HARNESS" status "$results" --where launch.steps
+expect_output "a bad --where is named" "--where launch.steps: not FIELD=VALUE"
 
 # A value the field cannot hold is a usage error before any point runs, not a skipped point.
 expect_status 2 "an unparsable --vary value" -- "$CCL_HARNESS" sweep workloads/tiny-ddp/tiny-ddp.yaml \

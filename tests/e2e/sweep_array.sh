@@ -2,7 +2,8 @@
 # `ccl-harness sweep` on the one-node Slurm cluster (clusters/slurm-local) as a job array: six
 # points of tiny-ddp (five real train.py points, one stand-in whose rank 1 exits 3) rendered
 # first, then ONE sbatch --array=0-5%3; the failing task stops none of the others, five bundles
-# verify, and --resume submits a new array for the failed index alone.
+# verify, --resume submits a new array for the failed index alone, and --reuse keeps a point run
+# before out of the array.
 source "$(dirname "$0")/lib.sh"
 cd "$CCL_SOURCE_DIR"
 cluster=clusters/slurm-local/cluster.sh
@@ -60,5 +61,16 @@ expect_json "$sweep/sweep.json" '[p["state"] for p in j["points"]]' \
     "['completed', 'completed', 'completed', 'completed', 'completed', 'completed']" "states after resume"
 [ "$(sweep_json "$sweep" 's["points"][2]["job_id"].split("_")[0] != s["points"][0]["job_id"].split("_")[0]')" = True ] && pass ||
     fail "index 2 was not resubmitted in a new array"
+
+# 3. --reuse: a point rendered alike as one of the completed runs (lib.sh's results store; the
+#    sweep recorded them) is settled before the array and never joins it; the new point does.
+expect_status 0 "sweep --reuse" -- "$CCL_HARNESS" sweep "$work/tiny-ddp.yaml" --cluster slurm-local --zip \
+    --vary launch.script=train.py,train.py --vary launch.steps=8,14 --results "$results" --reuse
+reused_sweep=$(ls -dt "$results"/sweep-*/ | head -n 1)
+expect_output "--reuse: the array holds the new point alone" "--array=1)"
+expect_json "$reused_sweep/sweep.json" '[(p["state"], p["reused"], p["job_id"] == "") for p in j["points"]]' \
+    "[('completed', True, True), ('completed', False, False)]" "--reuse: point 0 reused, point 1 ran in the array"
+expect_json "$reused_sweep/sweep.json" 'j["points"][0]["run_dir"]' "$(sweep_json "$sweep" 's["points"][0]["run_dir"]')" \
+    "--reuse: point 0 is the first sweep's run"
 
 finish

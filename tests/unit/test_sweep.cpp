@@ -78,8 +78,9 @@ TEST_CASE("sweep.json reads back what was written", "[sweep]") {
     record.card = "/cards/x.yaml";
     record.card_sha256 = "ab";
     record.axes = {{"a", {"1", "2"}}};
-    record.points.push_back({{"a=1"}, PointState::completed, "", "/r/1", "/r/1.tar.zst", 0, "916_0", "COMPLETED"});
-    record.points.push_back({{"a=2"}, PointState::skipped, "tp: too big", "", "", std::nullopt, "", ""});
+    record.points.push_back({{"a=1"}, PointState::completed, "", "/r/1", "/r/1.tar.zst", 0, "916_0", "COMPLETED", false});
+    record.points.push_back({{"a=2"}, PointState::skipped, "tp: too big", "", "", std::nullopt, "", "", false});
+    record.points.push_back({{"a=3"}, PointState::completed, "", "/old/r/3", "/old/r/3.tar.zst", 0, "", "", true});
     record.save(dir.path());
     const SweepRecord back = SweepRecord::load(dir.path());
     CHECK(back.to_json().dump() == record.to_json().dump());
@@ -87,6 +88,19 @@ TEST_CASE("sweep.json reads back what was written", "[sweep]") {
     CHECK(!back.points[1].exit_code);
     CHECK(back.points[0].job_id == "916_0"); // a Slurm array task, for --resume and status
     CHECK(back.points[0].slurm_state == "COMPLETED");
+    CHECK(!back.points[0].reused);
+    CHECK(back.points[2].reused); // sweep --reuse: an earlier run's result, nothing ran
+}
+
+TEST_CASE("a sweep.json written before --reuse reads as nothing reused", "[sweep]") {
+    TempDir dir;
+    dir.write("sweep.json", R"({"id": "sweep-x", "card": "/c.yaml", "points": [
+        {"overrides": ["a=1"], "state": "completed", "reason": "", "run_dir": "/r/1", "bundle": "/r/1.tar.zst",
+         "exit_code": 0, "job_id": "", "slurm_state": ""},
+        {"overrides": ["a=2"], "state": "completed", "reused": "yes"}]})");
+    const SweepRecord back = SweepRecord::load(dir.path());
+    CHECK(!back.points[0].reused);
+    CHECK(!back.points[1].reused); // not a boolean: not a claim that nothing ran
 }
 
 TEST_CASE("a damaged sweep.json is an input error naming the file", "[sweep]") {
