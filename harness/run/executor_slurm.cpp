@@ -82,15 +82,12 @@ SlurmFollowEvents follow_events(ExecutionContext& context, const SlurmClient& sl
     };
     events.state_changed = [&context, &slurm, job](const SlurmJob& view) {
         if (view.state == "PENDING" && !view.reason.empty() && view.reason != "None") {
-            // Why the job waits, in the scheduler's words (a drained node shows as
-            // "ReqNodeNotAvail,_UnavailableNodes:node2", src/slurmctld/node_scheduler.c:2877),
-            // with why those nodes are out (one sinfo per change of reason, not per poll), kept in
-            // run.json so `status` can say it while the run waits.
+            // Why the job waits, in the scheduler's words, with why the nodes it waits for are
+            // out (SlurmClient::out_of_service: one sinfo per change of reason, not per poll),
+            // kept in run.json so `status` can say it while the run waits.
             std::vector<std::string> out_of_service;
-            if (const std::string nodes = unavailable_nodes(view.reason); !nodes.empty()) {
-                for (const SlurmNodeReason& node : slurm.node_reasons(nodes)) {
-                    out_of_service.push_back(fmt::format("{} {}: {}", node.node, node.state, node.reason));
-                }
+            for (const SlurmNodeReason& node : slurm.out_of_service(view)) {
+                out_of_service.push_back(fmt::format("{} {}: {}", node.node, node.state, node.reason));
             }
             const std::string nodes_said = out_of_service.empty() ? "" : " (" + join(out_of_service, "; ") + ")";
             context.record.scheduler["pending_reason"] = view.reason + nodes_said;

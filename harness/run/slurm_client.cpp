@@ -170,6 +170,7 @@ SlurmJob SlurmClient::query(const std::string& job) const {
     out.reason = get("Reason");
     out.elapsed = get("RunTime");
     out.nodes = get("NodeList");
+    out.partition = get("Partition");
     out.exit_code = get("ExitCode");
     try {
         out.restarts = std::stoll(get("Restarts"));
@@ -289,8 +290,22 @@ std::string describe_job_failure(const SrunReport& report, const std::vector<Sac
     return join(parts, "; ");
 }
 
-std::vector<SlurmNodeReason> SlurmClient::node_reasons(const std::string& nodes) const {
-    const ExitStatus status = run({"sinfo", "-h", "-R", "-n", nodes, "-o", "%n|%T|%E"});
+std::vector<SlurmNodeReason> SlurmClient::node_reasons(const std::string& nodes) const { return sinfo_reasons("-n", nodes); }
+
+std::vector<SlurmNodeReason> SlurmClient::out_of_service(const SlurmJob& pending) const {
+    if (const std::string nodes = unavailable_nodes(pending.reason); !nodes.empty()) {
+        return node_reasons(nodes);
+    }
+    // "Nodes required for job are DOWN, DRAINED%s or reserved for jobs in higher priority
+    // partitions" (src/slurmctld/job_scheduler.c:1747), spaces made '_' as above.
+    if (starts_with(pending.reason, "Nodes_required_for_job_are_DOWN") && !pending.partition.empty()) {
+        return sinfo_reasons("-p", pending.partition);
+    }
+    return {};
+}
+
+std::vector<SlurmNodeReason> SlurmClient::sinfo_reasons(const char* selector, const std::string& value) const {
+    const ExitStatus status = run({"sinfo", "-h", "-R", selector, value, "-o", "%n|%T|%E"});
     std::vector<SlurmNodeReason> out;
     if (!status.ok()) {
         return out;

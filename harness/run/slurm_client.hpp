@@ -44,6 +44,7 @@ struct SlurmJob {
     std::string reason;       ///< Reason ("None" when there is none)
     std::string elapsed;      ///< RunTime
     std::string nodes;        ///< NodeList
+    std::string partition;    ///< Partition
     std::string exit_code;    ///< "code:signal"
     long long restarts = 0;   ///< times Slurm requeued it
     std::string raw;          ///< scontrol's whole output
@@ -107,8 +108,16 @@ public:
     /// `sinfo -h -R -n NODES -o %n|%T|%E`: which of `nodes` (a hostlist) are down, drained or
     /// failing, and the reason an admin or slurmctld gave; empty when none, or when sinfo fails.
     std::vector<SlurmNodeReason> node_reasons(const std::string& nodes) const;
+    /// The nodes a pending job waits for that are out of service, with why. The scheduler says it
+    /// two ways: "ReqNodeNotAvail,_UnavailableNodes:node2" names them (node_scheduler.c:2877);
+    /// "Nodes_required_for_job_are_DOWN,_DRAINED..." (job_scheduler.c:1747: the partition has
+    /// fewer usable nodes than the job needs) names none, so the partition's are asked
+    /// (`sinfo -R -p PARTITION`). Empty for any other reason, or when sinfo fails.
+    std::vector<SlurmNodeReason> out_of_service(const SlurmJob& pending) const;
 
 private:
+    /// `sinfo -h -R SELECTOR VALUE -o %n|%T|%E` read into reasons.
+    std::vector<SlurmNodeReason> sinfo_reasons(const char* selector, const std::string& value) const;
     ExitStatus run(std::vector<std::string> argv, const fs::path& cwd = {}, const Environment& extra = {}) const;
 
     ProcessRunner& m_runner;

@@ -434,6 +434,33 @@ TEST_CASE("the nodes a pending job waits for, and why they are out", "[slurm_cli
     CHECK(runner.done());
 }
 
+TEST_CASE("a pending job's out-of-service nodes, however the scheduler names its reason", "[slurm_client]") {
+    ScriptedRunner runner;
+    const SlurmClient client(runner, slurm_local_profile());
+    SlurmJob pending;
+    pending.state = "PENDING";
+    pending.partition = "regular";
+    SECTION("ReqNodeNotAvail names the nodes") {
+        pending.reason = "ReqNodeNotAvail,_UnavailableNodes:node2";
+        runner.expect("sinfo -h -R -n node2 -o %n|%T|%E", "node2|drained|maintenance\n");
+        REQUIRE(client.out_of_service(pending).size() == 1);
+    }
+    SECTION("too few usable nodes in the partition names none: the partition's are asked") {
+        // src/slurmctld/job_scheduler.c:1747, as scontrol prints it (spaces made '_').
+        pending.reason = "Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_in_higher_priority_partitions";
+        runner.expect("sinfo -h -R -p regular -o %n|%T|%E", "node2|drained|maintenance\n");
+        const auto nodes = client.out_of_service(pending);
+        REQUIRE(nodes.size() == 1);
+        CHECK(nodes[0].node == "node2");
+        CHECK(nodes[0].reason == "maintenance");
+    }
+    SECTION("any other reason: no sinfo") {
+        pending.reason = "Priority";
+        CHECK(client.out_of_service(pending).empty());
+    }
+    CHECK(runner.done());
+}
+
 TEST_CASE("a job's end: the failure detail between the verdict and the batch log, a timeout final too", "[slurm_client]") {
     const test::TempDir tmp;
     const fs::path run_dir = tmp.path() / "run";
