@@ -226,6 +226,9 @@ fs::path default_store_path(const fs::path& explicit_path) {
     if (!explicit_path.empty()) {
         return explicit_path;
     }
+    if (store_turned_off()) {
+        throw input_error("the results store is turned off ($CCL_HARNESS_STORE=none): give --store PATH, or unset it");
+    }
     if (const char* env = std::getenv("CCL_HARNESS_STORE"); env && *env) {
         return env;
     }

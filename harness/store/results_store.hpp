@@ -18,6 +18,8 @@ namespace harness::store {
 constexpr int k_schema_version = 1;
 
 /// `explicit_path`, else $CCL_HARNESS_STORE, else ${XDG_DATA_HOME:-~/.local/share}/ccl-harness/results.db.
+/// With no explicit path and the store turned off ($CCL_HARNESS_STORE=none) an input error says
+/// so: "none" is not a file name to create.
 fs::path default_store_path(const fs::path& explicit_path);
 
 /// $CCL_HARNESS_STORE=none: commands neither record their runs nor reuse one from the store.

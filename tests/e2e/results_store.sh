@@ -26,6 +26,9 @@ expect_status 0 "CCL_HARNESS_STORE=none records nothing" -- env CCL_HARNESS_STOR
     "$CCL_HARNESS" run workloads/tiny-ddp/tiny-ddp.yaml --cluster local --results "$SCRATCH/results-none"
 if grep -q "results store" <<<"$OUT"; then fail "a store was written to: $OUT"; else pass; fi
 [ ! -e none ] && pass || fail "a store file named none"
+expect_status 2 "results with the store turned off" -- env CCL_HARNESS_STORE=none "$CCL_HARNESS" results list
+expect_output "results says the store is off" "the results store is turned off (\$CCL_HARNESS_STORE=none): give --store PATH"
+[ ! -e none ] && pass || fail "results made a store file named none"
 
 # run --reuse: the same card again is not run; the newest completed run rendered byte for byte
 # alike, with a verified bundle, is the result.

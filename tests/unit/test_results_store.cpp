@@ -164,3 +164,16 @@ TEST_CASE("the store refuses bad queries and databases that are not a results st
     const fs::path text = tmp.write("notes.db", "these are not the rows you are looking for\n");
     CHECK_THROWS_AS(store::ResultsStore(text), HarnessError);
 }
+
+TEST_CASE("the default store: --store, then $CCL_HARNESS_STORE, and none is off, not a file name") {
+    TempDir tmp;
+    {
+        test::ScopedEnv store("CCL_HARNESS_STORE", (tmp.path() / "mine.db").c_str());
+        CHECK(store::default_store_path({}) == tmp.path() / "mine.db");
+        CHECK(store::default_store_path(tmp.path() / "given.db") == tmp.path() / "given.db");
+    }
+    test::ScopedEnv off("CCL_HARNESS_STORE", "none");
+    CHECK(store::store_turned_off());
+    CHECK_THROWS_WITH(store::default_store_path({}), Catch::Contains("turned off ($CCL_HARNESS_STORE=none)"));
+    CHECK(store::default_store_path(tmp.path() / "given.db") == tmp.path() / "given.db"); // an explicit --store still works
+}
