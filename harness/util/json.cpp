@@ -70,6 +70,11 @@ std::string Json::string_or(const std::string& key, const std::string& fallback)
     return value != nullptr && value->is_string() ? value->as_string() : fallback;
 }
 
+bool Json::bool_or(const std::string& key, bool fallback) const {
+    const Json* value = find(key);
+    return value != nullptr && value->is_bool() ? value->as_bool() : fallback;
+}
+
 Json& Json::operator[](const std::string& key) {
     if (std::holds_alternative<std::nullptr_t>(m_value)) {
         m_value = Object{};

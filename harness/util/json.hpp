@@ -55,6 +55,8 @@ public:
     const Json* find(const std::string& key) const;
     /// The string member `key`, or `fallback` when absent or not a string.
     std::string string_or(const std::string& key, const std::string& fallback = "") const;
+    /// The boolean member `key`, or `fallback` when absent or not a boolean.
+    bool bool_or(const std::string& key, bool fallback = false) const;
 
     /// Two-space indented, sorted keys, trailing newline at top level when `pretty`.
     std::string dump(bool pretty = true) const;

@@ -198,8 +198,7 @@ SweepRecord SweepRecord::from_json(const Json& json, const std::string& file) {
     if (record.id.empty() || record.card.empty()) {
         throw input_error(fmt::format("{}: id, card: missing; not a sweep record", file));
     }
-    const Json* zip = json.find("zip");
-    record.zip = zip != nullptr && zip->is_bool() && zip->as_bool();
+    record.zip = json.bool_or("zip");
     const Json* axes = json.find("axes");
     if (axes != nullptr && axes->is_array()) {
         for (const auto& axis : axes->as_array()) {
@@ -222,8 +221,7 @@ SweepRecord SweepRecord::from_json(const Json& json, const std::string& file) {
         point.bundle = entry.string_or("bundle");
         point.job_id = entry.string_or("job_id");
         point.slurm_state = entry.string_or("slurm_state");
-        const Json* reused = entry.find("reused");
-        point.reused = reused != nullptr && reused->is_bool() && reused->as_bool();
+        point.reused = entry.bool_or("reused");
         const Json* code = entry.find("exit_code");
         if (code != nullptr && code->is_int()) {
             point.exit_code = static_cast<int>(code->as_int());

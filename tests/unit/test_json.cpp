@@ -21,6 +21,9 @@ TEST_CASE("Json::parse reads what dump writes", "[json]") {
     CHECK(back.find("none")->is_null());
     CHECK(back.find("missing") == nullptr);
     CHECK(back.string_or("count", "fallback") == "fallback");
+    CHECK(back.bool_or("ok"));
+    CHECK_FALSE(back.bool_or("missing"));
+    CHECK(back.bool_or("name", true)); // not a boolean: the fallback
 }
 
 TEST_CASE("Json::parse refuses malformed text", "[json]") {
